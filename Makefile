@@ -1,0 +1,54 @@
+# probegate — a thin index of targets over hack/ scripts and the probegate CLI. `make help` lists them.
+SHELL := /bin/bash
+GO ?= go
+PROBEGATE := $(GO) run ./cmd/probegate
+OUT ?= _out
+
+.PHONY: help
+help: ## list targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: run
+run: ## run the default suite against the bundled target on the local kind cluster (creates it if needed)
+	$(PROBEGATE) run --out $(OUT)
+
+.PHONY: test
+test: ## all tests: unit + integration on the real kind cluster (creates it if needed)
+	hack/test.sh
+
+.PHONY: test-short
+test-short: ## unit tests only (no cluster, no docker)
+	$(GO) test -short -count=1 ./...
+
+.PHONY: bench
+bench: ## benchmarks; prints one FIGURE line per speed/memory target
+	hack/bench.sh
+
+.PHONY: lint
+lint: ## gofmt + go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+.PHONY: host
+host: ## prepare the host: docker, dockerd, runtime workaround, egress fence
+	hack/host-prep.sh
+
+.PHONY: node-image
+node-image: ## build the offline kind node image (cached by content)
+	hack/node-image.sh
+
+.PHONY: images
+images: ## build every image the cluster runs (target, postgres, toxiproxy; cached by content)
+	hack/images.sh
+
+.PHONY: cluster
+cluster: ## create (or reuse) the kind cluster and wait until node and CoreDNS are ready
+	$(PROBEGATE) cluster create
+
+.PHONY: cluster-down
+cluster-down: ## delete the kind cluster and restore host sysctls
+	$(PROBEGATE) cluster delete
+
+.PHONY: deploy
+deploy: ## deploy postgres, toxiproxy and the target (VARIANT=good) into NAMESPACE=probegate
+	$(PROBEGATE) deploy --variant $${VARIANT:-good} --namespace $${NAMESPACE:-probegate}

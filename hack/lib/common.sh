@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Shared helpers for probegate's build and host scripts. Source it; do not run it.
+set -euo pipefail
+
+# Versions pinned for the offline node image. Changing one invalidates the caches keyed on it.
+KUBE_VERSION="${KUBE_VERSION:-v1.34.4}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.5}"
+ETCD_IMAGE_TAG="${ETCD_IMAGE_TAG:-3.6.5-0}"
+COREDNS_VERSION="${COREDNS_VERSION:-v1.12.1}"
+KIND_VERSION="${KIND_VERSION:-v0.33.0}"
+TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v2.12.0}"
+DEBIAN_SUITE="${DEBIAN_SUITE:-bookworm}"
+
+# Everything expensive is cached here, outside the work tree, so a fresh clone on a warm machine reuses it.
+PROBEGATE_CACHE="${PROBEGATE_CACHE:-/var/cache/probegate}"
+HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO_ROOT="$(cd "$HACK_DIR/.." && pwd)"
+
+log() { printf '%s probegate: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'probegate: %s\n' "$*" >&2; exit 1; }
+
+# content_hash FILE... prints a short hash of the named files' contents and of the pinned versions.
+content_hash() {
+  { printf '%s\n' "$KUBE_VERSION" "$ETCD_VERSION" "$COREDNS_VERSION" "$DEBIAN_SUITE"; cat "$@"; } | sha256sum | cut -c1-12
+}
+
+# stamp_ok NAME KEY succeeds when the cached build NAME was made from inputs hashing to KEY.
+stamp_ok() { [ -f "$PROBEGATE_CACHE/stamps/$1" ] && [ "$(cat "$PROBEGATE_CACHE/stamps/$1")" = "$2" ]; }
+stamp_set() { mkdir -p "$PROBEGATE_CACHE/stamps"; printf '%s\n' "$2" >"$PROBEGATE_CACHE/stamps/$1"; }
+
+need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root"; }
+
+# go_env prints the environment every offline Go build here shares.
+export CGO_ENABLED=0

@@ -1,0 +1,187 @@
+// Package timeline is probegate's single record of a run: every EndpointSlice transition, pod
+// change, container restart, probe failure, fault action and per-second load window, each stamped
+// with the harness's own receive time (monotonic-safe, sub-millisecond) and, where the API gave
+// one, the API's timestamp (one-second resolution) beside it. Verdicts and reports read only this.
+package timeline
+
+import "time"
+
+// Kind names the type of a timeline entry; exactly one detail field of Entry is set per kind.
+type Kind string
+
+// Entry kinds.
+const (
+	KindEndpoint Kind = "endpoint" // Endpoint: an EndpointSlice endpoint appeared, changed or went away
+	KindPod      Kind = "pod"      // Pod: a pod phase, condition, container state or deletion change
+	KindRestart  Kind = "restart"  // Restart: a container's restartCount rose
+	KindProbe    Kind = "probe"    // Probe: an Unhealthy event (probe failure), explanation only
+	KindEvent    Kind = "event"    // Event: any other Kubernetes event worth keeping
+	KindRollout  Kind = "rollout"  // Rollout: Deployment replica counts changed
+	KindFault    Kind = "fault"    // Fault: the harness injected, observed or reverted a fault
+	KindLoad     Kind = "load"     // Load: one second of load-generator results
+	KindMark     Kind = "mark"     // Mark: a scenario phase boundary (start, load on, end ...)
+)
+
+// Entry is one thing that happened. T is the offset from the timeline's start measured on the
+// harness's monotonic clock; At is the same instant on the wall clock; APITime is the time the
+// Kubernetes API reported for it, when there is one.
+type Entry struct {
+	Seq     int64         `json:"seq"`
+	T       time.Duration `json:"t"`
+	At      time.Time     `json:"at"`
+	APITime *time.Time    `json:"apiTime,omitempty"`
+	Kind    Kind          `json:"kind"`
+	// Pod is the pod the entry is about, when it is about one.
+	Pod string `json:"pod,omitempty"`
+	// Recovered marks an entry reconstructed from a relist after a watch gap: the change happened
+	// during the gap, so its time is only known to lie between the gap's start and T.
+	Recovered bool `json:"recovered,omitempty"`
+
+	Endpoint  *EndpointTransition `json:"endpoint,omitempty"`
+	PodChange *PodTransition      `json:"podChange,omitempty"`
+	Restart   *ContainerRestart   `json:"restart,omitempty"`
+	Probe     *ProbeFailure       `json:"probe,omitempty"`
+	Event     *Event              `json:"event,omitempty"`
+	Rollout   *RolloutProgress    `json:"rollout,omitempty"`
+	Fault     *FaultAction        `json:"fault,omitempty"`
+	Load      *LoadWindow         `json:"load,omitempty"`
+	Mark      *Mark               `json:"mark,omitempty"`
+}
+
+// EndpointState is one endpoint's conditions with the API's nil defaults already applied
+// (nil ready and serving mean true, nil terminating means false).
+type EndpointState struct {
+	Ready       bool `json:"ready"`
+	Serving     bool `json:"serving"`
+	Terminating bool `json:"terminating"`
+}
+
+// Endpoint changes.
+const (
+	EndpointAdded   = "added"
+	EndpointChanged = "changed"
+	EndpointRemoved = "removed"
+)
+
+// EndpointTransition is a change of one endpoint of the target Service's EndpointSlices.
+// From is nil when the endpoint appeared; To is nil when it was removed.
+type EndpointTransition struct {
+	Change  string         `json:"change"`
+	Slice   string         `json:"slice"`
+	Address string         `json:"address"`
+	Node    string         `json:"node,omitempty"`
+	From    *EndpointState `json:"from,omitempty"`
+	To      *EndpointState `json:"to,omitempty"`
+}
+
+// PodTransition is one observed change of a pod. Field names what changed: "created", "phase",
+// "condition/<Type>", "container/<name>/started", "container/<name>/ready", "container/<name>/state",
+// "deleting" (deletionTimestamp set; Detail holds the grace period) or "deleted".
+type PodTransition struct {
+	Field  string `json:"field"`
+	From   string `json:"from,omitempty"`
+	To     string `json:"to,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	// GracePeriodSeconds is set on "deleting".
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
+}
+
+// RestartCause says why a container restarted.
+type RestartCause string
+
+// Restart causes, as attributed from pod status, events and the harness's own fault actions.
+const (
+	CauseLiveness RestartCause = "liveness" // killed by kubelet after a failed liveness probe
+	CauseStartup  RestartCause = "startup"  // killed by kubelet after a failed startup probe
+	CauseOOM      RestartCause = "oom"      // OOMKilled
+	CauseAppExit  RestartCause = "app-exit" // the process exited by itself (ExitCode says how)
+	CauseEviction RestartCause = "eviction" // evicted (Eviction API or node pressure)
+	CauseDeletion RestartCause = "deletion" // pod deleted or replaced by a rollout
+	CauseUnknown  RestartCause = "unknown"  // not enough evidence
+)
+
+// ContainerRestart is a rise of a container's restartCount, with the last termination's facts and
+// the attributed cause. Evidence explains the attribution in one line.
+type ContainerRestart struct {
+	Container    string       `json:"container"`
+	RestartCount int32        `json:"restartCount"`
+	Reason       string       `json:"reason,omitempty"`
+	ExitCode     int32        `json:"exitCode"`
+	FinishedAt   *time.Time   `json:"finishedAt,omitempty"`
+	Cause        RestartCause `json:"cause"`
+	Evidence     string       `json:"evidence,omitempty"`
+}
+
+// Probe kinds.
+const (
+	ProbeLiveness  = "liveness"
+	ProbeReadiness = "readiness"
+	ProbeStartup   = "startup"
+)
+
+// ProbeFailure is a kubelet Unhealthy event. Events are aggregated and rate-limited: treat them as
+// explanation, never as the only evidence.
+type ProbeFailure struct {
+	Probe     string `json:"probe"`
+	Container string `json:"container,omitempty"`
+	Message   string `json:"message"`
+	Count     int32  `json:"count"`
+}
+
+// Event is any other Kubernetes event kept on the timeline (Killing, BackOff, Started, Evicted ...).
+type Event struct {
+	Reason  string `json:"reason"`
+	Type    string `json:"type,omitempty"`
+	Object  string `json:"object"`
+	Message string `json:"message"`
+	Count   int32  `json:"count"`
+}
+
+// RolloutProgress is a Deployment's replica counts after a change.
+type RolloutProgress struct {
+	Deployment  string `json:"deployment"`
+	Generation  int64  `json:"generation"`
+	Replicas    int32  `json:"replicas"`
+	Updated     int32  `json:"updated"`
+	Ready       int32  `json:"ready"`
+	Available   int32  `json:"available"`
+	Unavailable int32  `json:"unavailable"`
+}
+
+// Fault actions.
+const (
+	FaultInject  = "inject"
+	FaultObserve = "observe" // proof of effect measured while the fault was active
+	FaultRevert  = "revert"
+	FaultSkip    = "skip" // not applicable to this target; Detail says why
+)
+
+// FaultAction is something the harness did to the target or its dependencies.
+type FaultAction struct {
+	Type   string            `json:"type"`
+	Name   string            `json:"name,omitempty"`
+	Action string            `json:"action"`
+	Target string            `json:"target,omitempty"`
+	Detail string            `json:"detail,omitempty"`
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// LoadWindow summarises one second of load. Second counts from the start of the load.
+type LoadWindow struct {
+	Second       int            `json:"second"`
+	Sent         int            `json:"sent"`
+	OK           int            `json:"ok"`
+	Failed       int            `json:"failed"`
+	Rate         float64        `json:"rate"`
+	SuccessRatio float64        `json:"successRatio"`
+	P50          time.Duration  `json:"p50"`
+	P99          time.Duration  `json:"p99"`
+	ByPod        map[string]int `json:"byPod,omitempty"`
+	Errors       map[string]int `json:"errors,omitempty"`
+}
+
+// Mark is a scenario phase boundary.
+type Mark struct {
+	Name   string `json:"name"`
+	Detail string `json:"detail,omitempty"`
+}

@@ -1,0 +1,39 @@
+package timeline
+
+import "time"
+
+// ErrorClass says how a request failed.
+type ErrorClass string
+
+// Request error classes.
+const (
+	ErrNone      ErrorClass = ""
+	ErrRefused   ErrorClass = "refused"    // connection refused
+	ErrReset     ErrorClass = "reset"      // connection reset or closed mid-request (EOF)
+	ErrTimeout   ErrorClass = "timeout"    // client timeout
+	ErrHTTP5xx   ErrorClass = "http-5xx"   // the server answered 5xx
+	ErrHTTPOther ErrorClass = "http-other" // any other non-2xx status
+	ErrOther     ErrorClass = "other"
+)
+
+// Request is one load-generator request, as written to requests.jsonl. T is the request's start
+// as an offset from the timeline's start; Pod is the serving pod named by the response header.
+type Request struct {
+	Seq     uint64        `json:"seq"`
+	T       time.Duration `json:"t"`
+	Start   time.Time     `json:"start"`
+	Latency time.Duration `json:"latency"`
+	Status  int           `json:"status"`
+	Error   ErrorClass    `json:"error,omitempty"`
+	Detail  string        `json:"detail,omitempty"`
+	Pod     string        `json:"pod,omitempty"`
+	Bytes   uint64        `json:"bytes"`
+	// Reused is true when the request went over a kept-alive connection (when known).
+	Reused bool `json:"reused,omitempty"`
+}
+
+// OK reports whether the request succeeded.
+func (r Request) OK() bool { return r.Error == ErrNone && r.Status >= 200 && r.Status < 400 }
+
+// End is the instant the response completed, as an offset from the timeline's start.
+func (r Request) End() time.Duration { return r.T + r.Latency }
