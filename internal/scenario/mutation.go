@@ -1,0 +1,108 @@
+package scenario
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Mutation says that running Scenario against the anti-pattern Variant must make Rule FAIL. A
+// variant that passes its designated rule means the harness cannot see the mistake: a harness bug.
+type Mutation struct {
+	Variant  string `json:"variant"`
+	Scenario string `json:"scenario"`
+	Rule     string `json:"rule"`
+	Why      string `json:"why,omitempty"`
+	Line     int    `json:"-"`
+}
+
+// Matrix is the mutation matrix: every anti-pattern variant with the verdicts it must fail.
+type Matrix struct {
+	Mutations []Mutation
+}
+
+// LoadMatrix reads dir/mutations.yaml from fsys and checks that every variant, scenario and rule it
+// names exists and that each rule is expected by its scenario.
+func LoadMatrix(fsys fs.FS, dir, prefix string, c *Catalogue, vocab Vocabulary) (*Matrix, error) {
+	display := path.Join(prefix, MatrixFile)
+	data, err := fs.ReadFile(fsys, path.Join(dir, MatrixFile))
+	if err != nil {
+		return nil, fmt.Errorf("read mutation matrix: %w", err)
+	}
+	return ParseMatrix(display, data, c, vocab)
+}
+
+// ParseMatrix decodes and validates a mutation matrix: a top-level "mutations" list of
+// {variant, scenario, rule, why}.
+func ParseMatrix(file string, data []byte, c *Catalogue, vocab Vocabulary) (*Matrix, error) {
+	r := &nodeReader{file: file}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &InvalidError{Problems: []Problem{{File: file, Line: yamlErrorLine(err), Msg: "malformed YAML: " + yamlErrorText(err)}}}
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, &InvalidError{Problems: []Problem{{File: file, Msg: "empty file"}}}
+	}
+	m := &Matrix{}
+	r.mapping(doc.Content[0], "", map[string]field{
+		"mutations": {required: true, decode: func(n *yaml.Node, p string) {
+			r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
+				mu := Mutation{Line: item.Line}
+				var vn, sn, rn *yaml.Node
+				r.mapping(item, p, map[string]field{
+					"variant":  {required: true, decode: func(n *yaml.Node, p string) { vn = n; r.str(n, p, &mu.Variant) }},
+					"scenario": {required: true, decode: func(n *yaml.Node, p string) { sn = n; r.str(n, p, &mu.Scenario) }},
+					"rule":     {required: true, decode: func(n *yaml.Node, p string) { rn = n; r.str(n, p, &mu.Rule) }},
+					"why":      {decode: func(n *yaml.Node, p string) { r.text(n, p, &mu.Why) }},
+				})
+				if vn != nil && mu.Variant != "" {
+					checkName(r, vn, p+".variant", "variant", mu.Variant, vocab.Variants)
+				}
+				if rn != nil && mu.Rule != "" {
+					checkName(r, rn, p+".rule", "verdict rule", mu.Rule, vocab.Rules)
+				}
+				if sn != nil && mu.Scenario != "" && c != nil {
+					s, ok := c.Get(mu.Scenario)
+					switch {
+					case !ok:
+						r.fail(sn, p+".scenario", "unknown scenario %q (known: %s)", mu.Scenario, strings.Join(c.Names(), ", "))
+					case rn != nil && !contains(s.Rules(), mu.Rule):
+						r.fail(rn, p+".rule", "scenario %s does not expect rule %q (it expects: %s)", mu.Scenario, mu.Rule, strings.Join(s.Rules(), ", "))
+					}
+				}
+				m.Mutations = append(m.Mutations, mu)
+			})
+		}},
+	})
+	if len(r.problems) > 0 {
+		return nil, &InvalidError{Problems: r.problems}
+	}
+	return m, nil
+}
+
+// Variants returns the distinct variants of the matrix, sorted.
+func (m *Matrix) Variants() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, mu := range m.Mutations {
+		if !seen[mu.Variant] {
+			seen[mu.Variant] = true
+			out = append(out, mu.Variant)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

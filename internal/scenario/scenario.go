@@ -1,0 +1,107 @@
+// Package scenario defines probegate's scenario files: what to deploy, what load to drive, which
+// faults to inject when, and which verdicts must then hold. Files are YAML, validated on load with
+// errors that name the file, the line and the field path.
+package scenario
+
+import (
+	"sort"
+	"time"
+)
+
+// Scenario is one validated scenario file.
+type Scenario struct {
+	// Name identifies the scenario (a DNS label; it prefixes the run's namespace).
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// File is where the scenario was read from.
+	File string `json:"file,omitempty"`
+	// Seed drives every random choice of the run (which pod, when inside a window).
+	Seed int64 `json:"seed"`
+	// Parallel says the scenario may share the cluster with other scenarios in their own
+	// namespaces. Scenarios that load the whole machine (overload) run alone.
+	Parallel bool    `json:"parallel"`
+	Target   Target  `json:"target"`
+	Load     Load    `json:"load"`
+	Faults   []Fault `json:"faults,omitempty"`
+	// Settle is how long observers keep recording after the load stops.
+	Settle time.Duration `json:"settle"`
+	Expect []Expectation `json:"expect"`
+}
+
+// Target selects what the scenario runs against.
+type Target struct {
+	// Variant is a fixture variant ("good", "deep-liveness", ...). A --target file replaces it.
+	Variant  string `json:"variant"`
+	Replicas int    `json:"replicas"`
+	// Bootstrap, when set, overrides the target's simulated bootstrap time (cold starts).
+	Bootstrap time.Duration `json:"bootstrap,omitempty"`
+}
+
+// Load is the constant-rate HTTP load driven at the target during the scenario.
+type Load struct {
+	Rate      int           `json:"rate"`
+	Duration  time.Duration `json:"duration"`
+	KeepAlive bool          `json:"keepAlive"`
+	// Path is the request path, "/work" by default.
+	Path string `json:"path"`
+	// Timeout bounds each request.
+	Timeout time.Duration `json:"timeout"`
+}
+
+// Fault is one fault injected At after the load starts and reverted Duration later (zero Duration:
+// a one-shot action such as a pod deletion).
+type Fault struct {
+	Type     string            `json:"type"`
+	At       time.Duration     `json:"at"`
+	Duration time.Duration     `json:"duration,omitempty"`
+	Params   map[string]string `json:"params,omitempty"`
+	// Line is the fault's line in its file.
+	Line int `json:"-"`
+}
+
+// End is when the fault is reverted, as an offset from the load start.
+func (f Fault) End() time.Duration { return f.At + f.Duration }
+
+// Expectation names a verdict rule that must PASS, with its parameters.
+type Expectation struct {
+	Rule   string            `json:"rule"`
+	Params map[string]string `json:"params,omitempty"`
+	Line   int               `json:"-"`
+}
+
+// Span is the scenario's fault + oracle time: the load (during which faults run and are judged)
+// plus the settle time after it. Setup and teardown are not part of it.
+func (s *Scenario) Span() time.Duration { return s.Load.Duration + s.Settle }
+
+// Rules returns the names of the scenario's expected rules, in file order.
+func (s *Scenario) Rules() []string {
+	out := make([]string, 0, len(s.Expect))
+	for _, e := range s.Expect {
+		out = append(out, e.Rule)
+	}
+	return out
+}
+
+// FaultTypes returns the distinct fault types the scenario injects, sorted.
+func (s *Scenario) FaultTypes() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range s.Faults {
+		if !seen[f.Type] {
+			seen[f.Type] = true
+			out = append(out, f.Type)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Defaults applied to omitted fields.
+const (
+	DefaultVariant  = "good"
+	DefaultReplicas = 3
+	DefaultSeed     = 1
+	DefaultPath     = "/work"
+	DefaultTimeout  = 5 * time.Second
+	DefaultSettle   = 5 * time.Second
+)
