@@ -1,0 +1,236 @@
+// Package reports turns a finished run into what its readers need: report.json (the versioned
+// record a replay starts from), junit.xml for CI, a compact terminal summary, and report.html, one
+// self-contained page with an SVG timeline per scenario. Every writer reads a Report and the
+// scenario's timeline and requests; nothing here talks to a cluster.
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/internal/verdict"
+)
+
+// SchemaVersion is the version of report.json this package writes. It rises on any change a reader
+// must know about; reports/schema/report.schema.json describes it.
+const SchemaVersion = 1
+
+// File names inside a report directory.
+const (
+	ReportFile   = "report.json"
+	JUnitFile    = "junit.xml"
+	HTMLFile     = "report.html"
+	TimelineFile = "timeline.jsonl"
+	RequestsFile = "requests.jsonl"
+)
+
+// StatusError marks a scenario the harness could not finish: its verdicts cannot be trusted.
+const StatusError verdict.Status = "ERROR"
+
+// Report is one run of probegate: the versions it ran with, when, and every scenario's outcome.
+type Report struct {
+	SchemaVersion int `json:"schemaVersion"`
+	// ProbegateVersion is the harness's version (module version or commit).
+	ProbegateVersion string `json:"probegateVersion"`
+	// KubernetesVersion is the cluster's server version (for example "v1.34.4").
+	KubernetesVersion string `json:"kubernetesVersion"`
+	// Cluster names the cluster the run used (kind cluster name or kubeconfig context).
+	Cluster  string    `json:"cluster,omitempty"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// Command is the probegate command line that produced the run.
+	Command   []string         `json:"command,omitempty"`
+	Scenarios []ScenarioReport `json:"scenarios"`
+}
+
+// ScenarioReport is one scenario run against one target: what ran, the oracle's windows, the
+// verdicts with their evidence, summary figures and where its timeline and requests are saved.
+type ScenarioReport struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Variant is the fixture variant (good, bad-liveness-db, ...) or empty for a custom target.
+	Variant string `json:"variant,omitempty"`
+	// Target is the workload under test (image, Deployment or --target reference).
+	Target string `json:"target,omitempty"`
+	// Namespace is where the scenario ran.
+	Namespace string `json:"namespace,omitempty"`
+	// Seed is the seed of every random choice the scenario made (victim pods, jitter).
+	Seed     int64     `json:"seed"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// Replay is the command line that reruns exactly this scenario.
+	Replay string `json:"replay,omitempty"`
+	// Oracle holds the timing windows the verdicts were judged against.
+	Oracle   []OracleWindow   `json:"oracle,omitempty"`
+	Verdicts []verdict.Result `json:"verdicts"`
+	Summary  *Summary         `json:"summary,omitempty"`
+	// TimelinePath and RequestsPath are relative to the report directory, with forward slashes.
+	TimelinePath string `json:"timelinePath,omitempty"`
+	RequestsPath string `json:"requestsPath,omitempty"`
+	// Error is set when the harness could not finish the scenario.
+	Error string `json:"error,omitempty"`
+
+	// Timeline and Requests are the recorded data. WriteAll saves them at TimelinePath and
+	// RequestsPath; LoadDir reads them back. They are never part of report.json itself.
+	Timeline *timeline.Timeline `json:"-"`
+	Requests []timeline.Request `json:"-"`
+}
+
+// OracleWindow is one window the timing oracle computed from the pod's probe settings: when an
+// effect (endpoint withdrawn, restart, replacement ready ...) must happen, as offsets from the
+// timeline's start. Basis shows the arithmetic, so a reader can check it by hand.
+type OracleWindow struct {
+	Name string `json:"name"`
+	// Rule is the verdict rule that judged against this window, when one did.
+	Rule string `json:"rule,omitempty"`
+	// Pod limits the window to one pod; empty means the whole target.
+	Pod   string        `json:"pod,omitempty"`
+	From  time.Duration `json:"from"`
+	To    time.Duration `json:"to"`
+	Basis string        `json:"basis,omitempty"`
+	// Detail carries the oracle's own record of the window, kept verbatim.
+	Detail json.RawMessage `json:"detail,omitempty"`
+}
+
+// Status is the scenario's outcome: ERROR when the harness failed, FAIL when any verdict failed,
+// PASS when at least one passed and none failed, SKIP when every verdict was skipped.
+func (s *ScenarioReport) Status() verdict.Status {
+	if s.Error != "" {
+		return StatusError
+	}
+	passed := false
+	for _, v := range s.Verdicts {
+		switch v.Status {
+		case verdict.Fail:
+			return verdict.Fail
+		case verdict.Pass:
+			passed = true
+		}
+	}
+	if passed {
+		return verdict.Pass
+	}
+	return verdict.Skip
+}
+
+// Duration is how long the scenario ran.
+func (s *ScenarioReport) Duration() time.Duration {
+	if s.Finished.Before(s.Started) {
+		return 0
+	}
+	return s.Finished.Sub(s.Started)
+}
+
+// Counts tallies scenarios by outcome.
+type Counts struct {
+	Scenarios, Passed, Failed, Errored, Skipped int
+}
+
+// Counts tallies the report's scenarios by outcome.
+func (r *Report) Counts() Counts {
+	c := Counts{Scenarios: len(r.Scenarios)}
+	for i := range r.Scenarios {
+		switch r.Scenarios[i].Status() {
+		case verdict.Pass:
+			c.Passed++
+		case verdict.Fail:
+			c.Failed++
+		case StatusError:
+			c.Errored++
+		default:
+			c.Skipped++
+		}
+	}
+	return c
+}
+
+// Exit codes, the same as the CLI's.
+const (
+	ExitPass  = 0
+	ExitFail  = 1
+	ExitError = 2
+)
+
+// ExitCode is the process exit code the run earns: 2 when any scenario errored (or none ran),
+// 1 when any verdict failed, 0 otherwise.
+func (r *Report) ExitCode() int {
+	c := r.Counts()
+	switch {
+	case c.Errored > 0 || c.Scenarios == 0:
+		return ExitError
+	case c.Failed > 0:
+		return ExitFail
+	}
+	return ExitPass
+}
+
+// Validate checks what a reader relies on: a known schema version, named scenarios, known verdict
+// statuses and data paths that stay inside the report directory.
+func (r *Report) Validate() error {
+	switch {
+	case r.SchemaVersion == 0:
+		return errors.New("no schemaVersion: not a probegate report")
+	case r.SchemaVersion > SchemaVersion:
+		return fmt.Errorf("schemaVersion %d is newer than this probegate understands (%d)", r.SchemaVersion, SchemaVersion)
+	case len(r.Scenarios) == 0:
+		return errors.New("the report lists no scenarios")
+	}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		if s.Name == "" {
+			return fmt.Errorf("scenario %d has no name", i+1)
+		}
+		for _, p := range []string{s.TimelinePath, s.RequestsPath} {
+			if p != "" && !filepath.IsLocal(filepath.FromSlash(p)) {
+				return fmt.Errorf("scenario %q: path %q leaves the report directory", s.Name, p)
+			}
+		}
+		for j, v := range s.Verdicts {
+			switch v.Status {
+			case verdict.Pass, verdict.Fail, verdict.Skip:
+			default:
+				return fmt.Errorf("scenario %q verdict %d (%s): unknown status %q", s.Name, j+1, v.Rule, v.Status)
+			}
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes the report as indented JSON, stamping the current schema version.
+func WriteJSON(w io.Writer, r *Report) error {
+	r.SchemaVersion = SchemaVersion
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	return nil
+}
+
+// ReadJSON reads and validates a report written by WriteJSON. Unknown fields are an error, so a
+// file from another tool is rejected rather than half-read.
+func ReadJSON(rd io.Reader) (*Report, error) {
+	dec := json.NewDecoder(rd)
+	dec.DisallowUnknownFields()
+	var r Report
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("decode report: %w", err)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// entries returns the scenario's timeline entries, or none when no timeline is attached.
+func (s *ScenarioReport) entries() []timeline.Entry {
+	if s.Timeline == nil {
+		return nil
+	}
+	return s.Timeline.Entries()
+}

@@ -1,0 +1,300 @@
+package reports
+
+import (
+	"sort"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// Summary holds the figures a reader checks first: how much load ran and how it failed, how traffic
+// was shared between pods, why containers restarted and how long each pod's endpoint was out.
+type Summary struct {
+	// Span is the observed stretch of the run: from the timeline's start to its last entry or
+	// request end.
+	Span     time.Duration   `json:"span"`
+	Requests RequestFigures  `json:"requests"`
+	Pods     []PodFigures    `json:"pods,omitempty"`
+	Restarts map[string]int  `json:"restarts,omitempty"`
+	Faults   []FaultInterval `json:"faults,omitempty"`
+}
+
+// RequestFigures counts the load. Sent comes from the load generator's per-second windows (what
+// it attempted); Recorded is the number of requests saved in requests.jsonl. Failures are counted
+// by error class from the recorded requests, or from the windows when none were recorded.
+type RequestFigures struct {
+	Sent          int            `json:"sent"`
+	Recorded      int            `json:"recorded"`
+	OK            int            `json:"ok"`
+	Failed        int            `json:"failed"`
+	FailedByClass map[string]int `json:"failedByClass,omitempty"`
+	SuccessRatio  float64        `json:"successRatio"`
+	P50           time.Duration  `json:"p50"`
+	P99           time.Duration  `json:"p99"`
+	Max           time.Duration  `json:"max"`
+}
+
+// PodFigures is one pod's share of traffic and time out of service. An endpoint is NotReady while
+// it exists with ready=false and is not terminating, and Terminating while terminating=true;
+// both are measured from the pod's first endpoint until it was removed or the run ended.
+type PodFigures struct {
+	Pod         string        `json:"pod"`
+	Requests    int           `json:"requests"`
+	Share       float64       `json:"share"`
+	Restarts    int           `json:"restarts"`
+	Ready       time.Duration `json:"ready"`
+	NotReady    time.Duration `json:"notReady"`
+	Terminating time.Duration `json:"terminating"`
+}
+
+// FaultInterval is one injected fault from inject to revert (or to the end of the run).
+type FaultInterval struct {
+	Type     string        `json:"type"`
+	Name     string        `json:"name,omitempty"`
+	Target   string        `json:"target,omitempty"`
+	From     time.Duration `json:"from"`
+	To       time.Duration `json:"to"`
+	Reverted bool          `json:"reverted"`
+}
+
+// Summarise computes the summary figures of one scenario from its timeline entries and recorded
+// requests. It is pure: the same input always gives the same figures.
+func Summarise(entries []timeline.Entry, reqs []timeline.Request) Summary {
+	var s Summary
+	s.Span = span(entries, reqs)
+	s.Requests = requestFigures(entries, reqs)
+	s.Faults = FaultIntervals(entries, s.Span)
+
+	pods := map[string]*PodFigures{}
+	pod := func(name string) *PodFigures {
+		p := pods[name]
+		if p == nil {
+			p = &PodFigures{Pod: name}
+			pods[name] = p
+		}
+		return p
+	}
+	// Traffic share: from recorded requests when there are any, else the load windows.
+	shareTotal := 0
+	if len(reqs) > 0 {
+		for _, q := range reqs {
+			if q.Pod != "" {
+				pod(q.Pod).Requests++
+				shareTotal++
+			}
+		}
+	} else {
+		for _, e := range entries {
+			if e.Load == nil {
+				continue
+			}
+			for name, n := range e.Load.ByPod {
+				pod(name).Requests += n
+				shareTotal += n
+			}
+		}
+	}
+	for _, e := range entries {
+		if e.Restart == nil {
+			continue
+		}
+		if s.Restarts == nil {
+			s.Restarts = map[string]int{}
+		}
+		cause := string(e.Restart.Cause)
+		if cause == "" {
+			cause = string(timeline.CauseUnknown)
+		}
+		s.Restarts[cause]++
+		if e.Pod != "" {
+			pod(e.Pod).Restarts++
+		}
+	}
+	for _, b := range EndpointBands(entries, s.Span) {
+		p := pod(b.Pod)
+		d := b.To - b.From
+		switch {
+		case b.State.Terminating:
+			p.Terminating += d
+		case b.State.Ready:
+			p.Ready += d
+		default:
+			p.NotReady += d
+		}
+	}
+	for _, p := range pods {
+		if shareTotal > 0 {
+			p.Share = float64(p.Requests) / float64(shareTotal)
+		}
+		s.Pods = append(s.Pods, *p)
+	}
+	sort.Slice(s.Pods, func(i, j int) bool { return s.Pods[i].Pod < s.Pods[j].Pod })
+	return s
+}
+
+// span is the end of the observed run: the latest entry offset or request end.
+func span(entries []timeline.Entry, reqs []timeline.Request) time.Duration {
+	var end time.Duration
+	for _, e := range entries {
+		end = max(end, e.T)
+	}
+	for _, q := range reqs {
+		end = max(end, q.End())
+	}
+	return end
+}
+
+func requestFigures(entries []timeline.Entry, reqs []timeline.Request) RequestFigures {
+	var f RequestFigures
+	windowFailed := map[string]int{}
+	windowOK, windowFailures := 0, 0
+	for _, e := range entries {
+		if e.Load == nil {
+			continue
+		}
+		f.Sent += e.Load.Sent
+		windowOK += e.Load.OK
+		windowFailures += e.Load.Failed
+		for class, n := range e.Load.Errors {
+			windowFailed[class] += n
+		}
+	}
+	f.Recorded = len(reqs)
+	if len(reqs) == 0 {
+		f.OK, f.Failed = windowOK, windowFailures
+		if len(windowFailed) > 0 {
+			f.FailedByClass = windowFailed
+		}
+	} else {
+		lat := make([]time.Duration, 0, len(reqs))
+		for _, q := range reqs {
+			lat = append(lat, q.Latency)
+			if q.OK() {
+				f.OK++
+				continue
+			}
+			f.Failed++
+			if f.FailedByClass == nil {
+				f.FailedByClass = map[string]int{}
+			}
+			f.FailedByClass[string(failureClass(q))]++
+		}
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		f.P50 = quantile(lat, 0.50)
+		f.P99 = quantile(lat, 0.99)
+		f.Max = lat[len(lat)-1]
+	}
+	if n := f.OK + f.Failed; n > 0 {
+		f.SuccessRatio = float64(f.OK) / float64(n)
+	}
+	return f
+}
+
+// failureClass names why a request failed, deriving a class from the status when the load
+// generator left none.
+func failureClass(q timeline.Request) timeline.ErrorClass {
+	switch {
+	case q.Error != timeline.ErrNone:
+		return q.Error
+	case q.Status >= 500:
+		return timeline.ErrHTTP5xx
+	case q.Status != 0:
+		return timeline.ErrHTTPOther
+	}
+	return timeline.ErrOther
+}
+
+// quantile is the nearest-rank quantile of sorted values.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(q*float64(len(sorted))+0.999999999) - 1
+	rank = min(max(rank, 0), len(sorted)-1)
+	return sorted[rank]
+}
+
+// EndpointBand is a stretch of time during which one pod's endpoint had one set of conditions.
+type EndpointBand struct {
+	Pod   string
+	From  time.Duration
+	To    time.Duration
+	State timeline.EndpointState
+}
+
+// EndpointBands turns EndpointTransition entries into per-pod bands of constant state, closing
+// open bands at end. An endpoint is keyed by pod (or by address when the entry names no pod).
+func EndpointBands(entries []timeline.Entry, end time.Duration) []EndpointBand {
+	type open struct {
+		from  time.Duration
+		state timeline.EndpointState
+	}
+	cur := map[string]*open{}
+	var order []string
+	var out []EndpointBand
+	closeBand := func(key string, at time.Duration) {
+		if o := cur[key]; o != nil {
+			if at > o.from {
+				out = append(out, EndpointBand{Pod: key, From: o.from, To: at, State: o.state})
+			}
+			delete(cur, key)
+		}
+	}
+	for _, e := range entries {
+		if e.Endpoint == nil {
+			continue
+		}
+		key := e.Pod
+		if key == "" {
+			key = e.Endpoint.Address
+		}
+		if _, seen := cur[key]; !seen && !contains(order, key) {
+			order = append(order, key)
+		}
+		closeBand(key, e.T)
+		if e.Endpoint.To != nil && e.Endpoint.Change != timeline.EndpointRemoved {
+			cur[key] = &open{from: e.T, state: *e.Endpoint.To}
+		}
+	}
+	for _, key := range order {
+		closeBand(key, max(end, 0))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].From < out[j].From })
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// FaultIntervals pairs each fault inject with the next revert of the same type, name and target;
+// a fault never reverted lasts until end.
+func FaultIntervals(entries []timeline.Entry, end time.Duration) []FaultInterval {
+	type key struct{ typ, name, target string }
+	open := map[key][]int{}
+	var out []FaultInterval
+	for _, e := range entries {
+		f := e.Fault
+		if f == nil {
+			continue
+		}
+		k := key{f.Type, f.Name, f.Target}
+		switch f.Action {
+		case timeline.FaultInject:
+			out = append(out, FaultInterval{Type: f.Type, Name: f.Name, Target: f.Target, From: e.T, To: end})
+			open[k] = append(open[k], len(out)-1)
+		case timeline.FaultRevert:
+			if idx := open[k]; len(idx) > 0 {
+				out[idx[0]].To = e.T
+				out[idx[0]].Reverted = true
+				open[k] = idx[1:]
+			}
+		}
+	}
+	return out
+}
