@@ -1,5 +1,3 @@
-// Package verdict judges a recorded timeline against a scenario's expectations. Each rule lives in
-// its own file and returns a Result with the evidence that decided it.
 package verdict
 
 import "time"
@@ -35,4 +33,17 @@ type Result struct {
 	Evidence []Evidence     `json:"evidence,omitempty"`
 	// Figures holds the key numbers behind the verdict (for summaries and plots).
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// Windows are the oracle windows the rule judged against, placed on the timeline.
+	Windows []Window `json:"windows,omitempty"`
+}
+
+// Window is an oracle window placed on the timeline: the span [From, To] (offsets from the
+// timeline's start) in which the rule expected an effect, for one pod or the whole target.
+// Basis shows the arithmetic.
+type Window struct {
+	Name  string        `json:"name"`
+	Pod   string        `json:"pod,omitempty"`
+	From  time.Duration `json:"from"`
+	To    time.Duration `json:"to"`
+	Basis string        `json:"basis,omitempty"`
 }

@@ -1,0 +1,71 @@
+package verdict
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/probegate/probegate/internal/oracle"
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// maxEvidence bounds how many items of one sort a result lists; figures carry the totals.
+const maxEvidence = 20
+
+func atEntry(t time.Duration, seq int64, format string, args ...any) Evidence {
+	return Evidence{T: t, Seq: seq, Note: fmt.Sprintf(format, args...)}
+}
+
+func atRequest(r timeline.Request, format string, args ...any) Evidence {
+	return Evidence{T: r.T, RequestSeq: r.Seq, Note: fmt.Sprintf(format, args...)}
+}
+
+func atTime(t time.Duration, format string, args ...any) Evidence {
+	return Evidence{T: t, Note: fmt.Sprintf(format, args...)}
+}
+
+// add appends ev unless the result already lists maxEvidence items.
+func (r *Result) add(ev Evidence) {
+	if len(r.Evidence) < maxEvidence {
+		r.Evidence = append(r.Evidence, ev)
+	}
+}
+
+// failAt marks the result failed at t (keeping the earliest failure).
+func (r *Result) failAt(t time.Duration) {
+	r.Status = Fail
+	if r.At == nil || t < *r.At {
+		at := t
+		r.At = &at
+	}
+}
+
+func (r *Result) figure(name string, v float64) {
+	if r.Figures == nil {
+		r.Figures = map[string]float64{}
+	}
+	r.Figures[name] = v
+}
+
+func (r *Result) window(name, pod string, from, to time.Duration, basis string) {
+	r.Windows = append(r.Windows, Window{Name: name, Pod: pod, From: from, To: to, Basis: basis})
+}
+
+func secs(d time.Duration) float64 { return d.Seconds() }
+
+// dur prints a duration rounded to milliseconds.
+func dur(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+// windowWords is "[1s, 3s] + 2s propagation = by 5s (readiness: F=2 × P=1s ...)".
+func windowWords(w oracle.Window) string {
+	return fmt.Sprintf("%s (%s)", w.String(), w.Explain)
+}
+
+// skipped returns a SKIP result when every selected fault was skipped, naming why.
+func skippedResult(skipped []FaultWindow) Result {
+	r := Result{Status: Skip, Expected: "the fault this rule judges to have been injected"}
+	r.Observed = "fault skipped: " + skipped[0].SkipNote
+	for _, f := range skipped {
+		r.add(atEntry(f.Start, f.StartSeq, "%s skipped: %s", f.Type, f.SkipNote))
+	}
+	return r
+}

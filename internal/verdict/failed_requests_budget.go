@@ -1,0 +1,203 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// Failure classes of failed-requests-budget.
+const (
+	FailReuse       = "connection-reuse"   // a kept-alive connection broke under the request
+	FailTermination = "during-termination" // a pod was shutting down (deleting → exit + allowance)
+	FailWithdrawn   = "after-withdrawal"   // served by a pod withdrawn longer ago than the allowance
+	FailDetection   = "before-detection"   // during a fault, before readiness withdrew the faulted pod
+	FailOther       = "other"
+)
+
+var failClasses = []string{FailDetection, FailWithdrawn, FailTermination, FailReuse, FailOther}
+
+func init() {
+	params := []ParamSpec{
+		{Name: "max", Kind: KindInt, Default: "0", Doc: "failed requests allowed in total"},
+		{Name: "max-ratio", Kind: KindFloat, Doc: "failed/sent allowed (checked in addition to max when given)"},
+		{Name: "allowance", Kind: KindDuration, Doc: "propagation slack; default the oracle's propagation"},
+	}
+	for _, c := range failClasses {
+		params = append(params, ParamSpec{Name: "max-" + c, Kind: KindInt, Doc: "failed requests allowed in class " + c})
+	}
+	Register(Rule{
+		Name:  "failed-requests-budget",
+		Title: "Failed requests stay within budget, each classified",
+		Doc: "Counts failed requests and classifies each: connection-reuse (a reused keep-alive connection broke), " +
+			"during-termination (a pod was between deletion and exit), after-withdrawal (served by a withdrawn pod), " +
+			"before-detection (during a fault, before its withdrawal), other. Fails when a total or per-class budget is exceeded.",
+		Params: params,
+		Judge:  judgeFailedRequestsBudget,
+	})
+}
+
+func judgeFailedRequestsBudget(in Input) Result {
+	limit := in.Params.Int("max", 0)
+	allow := in.Params.Duration("allowance", in.Oracle.Propagation)
+	r := Result{Status: Pass}
+	var budget []string
+	budget = append(budget, fmt.Sprintf("≤ %d failed requests", limit))
+	if in.Params.Has("max-ratio") {
+		budget = append(budget, fmt.Sprintf("failed/sent ≤ %g", in.Params.Float("max-ratio", 0)))
+	}
+	for _, c := range failClasses {
+		if in.Params.Has("max-" + c) {
+			budget = append(budget, fmt.Sprintf("≤ %d %s", in.Params.Int("max-"+c, 0), c))
+		}
+	}
+	r.Expected = strings.Join(budget, ", ")
+	if len(in.Requests) == 0 {
+		r.Observed = "no requests were recorded: nothing to judge"
+		r.failAt(0)
+		return r
+	}
+	c := newFailureClassifier(in, allow)
+	counts := map[string]int{}
+	failed := 0
+	var failures []timeline.Request
+	var classes []string
+	for _, q := range in.sortedRequests() {
+		if q.OK() {
+			continue
+		}
+		failed++
+		class, why := c.classify(q)
+		counts[class]++
+		failures = append(failures, q)
+		classes = append(classes, class)
+		r.add(atRequest(q, "%s: %s", class, requestWords(q)+"; "+why))
+	}
+	over := func(i int) {
+		r.failAt(failures[i].T)
+	}
+	if failed > limit {
+		over(limit)
+	}
+	if in.Params.Has("max-ratio") && float64(failed)/float64(len(in.Requests)) > in.Params.Float("max-ratio", 0) {
+		r.failAt(failures[0].T)
+	}
+	for _, cl := range failClasses {
+		if !in.Params.Has("max-" + cl) {
+			continue
+		}
+		n := 0
+		for i, got := range classes {
+			if got == cl {
+				n++
+				if n > in.Params.Int("max-"+cl, 0) {
+					over(i)
+					break
+				}
+			}
+		}
+	}
+	var parts []string
+	for _, cl := range failClasses {
+		parts = append(parts, fmt.Sprintf("%s %d", cl, counts[cl]))
+		r.figure("failed_"+strings.ReplaceAll(cl, "-", "_"), float64(counts[cl]))
+	}
+	r.Observed = fmt.Sprintf("%d of %d requests failed (%s)", failed, len(in.Requests), strings.Join(parts, ", "))
+	r.figure("failed", float64(failed))
+	r.figure("sent", float64(len(in.Requests)))
+	return r
+}
+
+// failureClassifier places a failed request against what the cluster was doing at its start.
+type failureClassifier struct {
+	allow     time.Duration
+	eps       endpointHistory
+	pods      map[string]*podLife
+	deleted   []string
+	faults    []FaultWindow
+	detection map[int]time.Duration // fault index → when its first target withdrew
+}
+
+func newFailureClassifier(in Input, allow time.Duration) *failureClassifier {
+	c := &failureClassifier{allow: allow, eps: buildEndpoints(in.Entries), pods: buildPods(in.Entries), detection: map[int]time.Duration{}}
+	for _, n := range sortedPodNames(c.pods) {
+		if c.pods[n].Deleting != nil {
+			c.deleted = append(c.deleted, n)
+		}
+	}
+	for _, f := range in.faults() {
+		if !f.Skipped {
+			c.faults = append(c.faults, f)
+		}
+	}
+	for i, f := range c.faults {
+		end := f.End
+		if !f.Reverted {
+			end = maxDuration
+		}
+		first := end
+		for _, pod := range faultTargets(Input{}, f, c.eps) {
+			if w, ok := c.eps.withdrawal(pod, f.Start); ok && w.T < first {
+				first = w.T
+			}
+		}
+		c.detection[i] = first
+	}
+	return c
+}
+
+func (c *failureClassifier) classify(q timeline.Request) (class, why string) {
+	transport := q.Error != timeline.ErrNone && q.Error != timeline.ErrHTTP5xx && q.Error != timeline.ErrHTTPOther
+	if q.Reused && transport {
+		return FailReuse, "kept-alive connection"
+	}
+	for _, n := range c.deleted {
+		p := c.pods[n]
+		end := maxDuration
+		if x, ok := p.exitAfter(p.Deleting.T); ok {
+			end = x.T + c.allow
+		}
+		if (q.Pod == "" || q.Pod == n) && q.T >= p.Deleting.T && q.T <= end {
+			return FailTermination, fmt.Sprintf("%s was terminating (deleted at %s)", n, dur(p.Deleting.T))
+		}
+	}
+	if q.Pod != "" {
+		if s := c.eps.at(q.Pod, q.T-c.allow); s.Seq != 0 && !s.serving() {
+			return FailWithdrawn, fmt.Sprintf("%s withdrawn at %s", q.Pod, dur(s.T))
+		}
+	}
+	for i, f := range c.faults {
+		if q.T < f.Start || q.T > c.detection[i] {
+			continue
+		}
+		if q.Pod == "" || len(f.Pods) == 0 || contains(f.Pods, q.Pod) {
+			return FailDetection, fmt.Sprintf("%s started at %s, not yet withdrawn", f.Type, dur(f.Start))
+		}
+	}
+	return FailOther, "no fault, withdrawal or termination explains it"
+}
+
+func requestWords(q timeline.Request) string {
+	s := fmt.Sprintf("request %d", q.Seq)
+	if q.Status != 0 {
+		s += fmt.Sprintf(" status %d", q.Status)
+	}
+	if q.Error != timeline.ErrNone {
+		s += " " + string(q.Error)
+	}
+	if q.Pod != "" {
+		s += " from " + q.Pod
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,97 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+func init() {
+	Register(Rule{
+		Name:  "min-ready-endpoints",
+		Title: "At least N endpoints stay ready throughout the load",
+		Doc: "The number of ready endpoints never drops below min while the load runs: a shared outage must never " +
+			"withdraw every backend.",
+		Params: []ParamSpec{
+			{Name: "min", Kind: KindInt, Default: "1", Doc: "the least number of ready endpoints allowed"},
+			{Name: "grace", Kind: KindDuration, Default: "0s", Doc: "a dip shorter than this is tolerated (reported as a figure)"},
+		},
+		Judge: judgeMinReadyEndpoints,
+	})
+}
+
+func judgeMinReadyEndpoints(in Input) Result {
+	need := in.Params.Int("min", 1)
+	grace := in.Params.Duration("grace", 0)
+	r := Result{Status: Pass, Expected: fmt.Sprintf("≥ %d ready endpoints at every moment of the load", need)}
+	load, ok := in.loadSpan()
+	if !ok {
+		r.Observed = "no load on the timeline: nothing to judge"
+		r.failAt(0)
+		return r
+	}
+	eps := buildEndpoints(in.Entries)
+	r.window("ready endpoints ≥ min", "", load.Start, load.End, r.Expected)
+
+	// The ready count as a step function over the load.
+	type step struct {
+		t     time.Duration
+		seq   int64
+		pod   string
+		ready []string
+	}
+	steps := []step{{t: load.Start, ready: eps.readyAt(load.Start)}}
+	for _, s := range eps.steps() {
+		if s.T > load.Start && s.T <= load.End {
+			steps = append(steps, step{s.T, s.Seq, s.Pod, s.Ready})
+		}
+	}
+	lowest := len(steps[0].ready)
+	var below, longest time.Duration
+	dips := 0
+	for i, s := range steps {
+		lowest = min(lowest, len(s.ready))
+		if len(s.ready) >= need {
+			continue
+		}
+		end := load.End
+		if i+1 < len(steps) {
+			end = steps[i+1].t
+		}
+		// Merge consecutive low steps into one dip.
+		if i > 0 && len(steps[i-1].ready) < need {
+			below += end - s.t
+			continue
+		}
+		dipEnd := end
+		for j := i + 1; j < len(steps) && len(steps[j].ready) < need; j++ {
+			dipEnd = load.End
+			if j+1 < len(steps) {
+				dipEnd = steps[j+1].t
+			}
+		}
+		below += end - s.t
+		d := dipEnd - s.t
+		longest = max(longest, d)
+		dips++
+		ready := strings.Join(s.ready, ", ")
+		if ready == "" {
+			ready = "none"
+		}
+		if d < grace {
+			r.add(atEntry(s.t, s.seq, "%d ready (%s) for %s after %s changed: within the %s grace", len(s.ready), ready, dur(d), s.pod, dur(grace)))
+			continue
+		}
+		r.failAt(s.t)
+		if s.pod == "" {
+			r.add(atTime(s.t, "%d ready (%s) when the load started", len(s.ready), ready))
+		} else {
+			r.add(atEntry(s.t, s.seq, "%d ready (%s) after %s's endpoint changed, for %s", len(s.ready), ready, s.pod, dur(d)))
+		}
+	}
+	r.Observed = fmt.Sprintf("lowest %d ready endpoints; below %d for %s in %d dips (longest %s)", lowest, need, dur(below), dips, dur(longest))
+	r.figure("min_ready", float64(lowest))
+	r.figure("below_min_s", secs(below))
+	r.figure("longest_dip_s", secs(longest))
+	return r
+}

@@ -1,0 +1,133 @@
+package verdict
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Params are one rule's parameters as a scenario file states them (scalars as strings).
+// Getters assume the values were checked with CheckParams and fall back to def otherwise.
+type Params map[string]string
+
+// ParamKind is the type of a rule parameter.
+type ParamKind string
+
+// Parameter kinds.
+const (
+	KindInt      ParamKind = "int"
+	KindFloat    ParamKind = "float"
+	KindDuration ParamKind = "duration" // "5s", "1500ms", or bare seconds "2.5"
+	KindBool     ParamKind = "bool"
+	KindString   ParamKind = "string"
+	KindList     ParamKind = "list" // comma-separated names
+)
+
+// ParamSpec documents one parameter a rule accepts.
+type ParamSpec struct {
+	Name    string    `json:"name"`
+	Kind    ParamKind `json:"kind"`
+	Default string    `json:"default,omitempty"`
+	Doc     string    `json:"doc"`
+}
+
+func (k ParamKind) check(v string) error {
+	var err error
+	switch k {
+	case KindInt:
+		var n int
+		n, err = strconv.Atoi(strings.TrimSpace(v))
+		if err == nil && n < 0 {
+			return fmt.Errorf("must not be negative, got %d", n)
+		}
+	case KindFloat:
+		var f float64
+		f, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err == nil && f < 0 {
+			return fmt.Errorf("must not be negative, got %v", f)
+		}
+	case KindDuration:
+		_, err = parseDuration(v)
+	case KindBool:
+		_, err = strconv.ParseBool(strings.TrimSpace(v))
+	}
+	if err != nil {
+		return fmt.Errorf("want %s, got %q", k, v)
+	}
+	return nil
+}
+
+// Has reports whether the parameter was given.
+func (p Params) Has(name string) bool { _, ok := p[name]; return ok }
+
+// Int returns an integer parameter or def.
+func (p Params) Int(name string, def int) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(p[name])); err == nil {
+		return n
+	}
+	return def
+}
+
+// Float returns a number parameter or def.
+func (p Params) Float(name string, def float64) float64 {
+	if f, err := strconv.ParseFloat(strings.TrimSpace(p[name]), 64); err == nil {
+		return f
+	}
+	return def
+}
+
+// Duration returns a duration parameter or def.
+func (p Params) Duration(name string, def time.Duration) time.Duration {
+	if v, ok := p[name]; ok {
+		if d, err := parseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+// Bool returns a boolean parameter or def.
+func (p Params) Bool(name string, def bool) bool {
+	if b, err := strconv.ParseBool(strings.TrimSpace(p[name])); err == nil {
+		return b
+	}
+	return def
+}
+
+// String returns a string parameter or def.
+func (p Params) String(name, def string) string {
+	if v, ok := p[name]; ok {
+		return strings.TrimSpace(v)
+	}
+	return def
+}
+
+// List returns a comma-separated parameter as names, or nil.
+func (p Params) List(name string) []string {
+	var out []string
+	for _, s := range strings.Split(p[name], ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if f < 0 {
+			return 0, fmt.Errorf("negative duration")
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration")
+	}
+	return d, nil
+}

@@ -1,0 +1,135 @@
+package verdict
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// mark is a point on the timeline that came from an entry.
+type mark struct {
+	T   time.Duration
+	Seq int64
+}
+
+// containerExit is a container observed in state terminated.
+type containerExit struct {
+	mark
+	Container string
+	ExitCode  *int32
+	Reason    string
+}
+
+// podLife is what the timeline says about one pod's lifecycle.
+type podLife struct {
+	Name       string
+	Created    *mark
+	FirstReady *mark
+	Deleting   *mark
+	Grace      *time.Duration
+	Exits      []containerExit
+	Deleted    *mark
+	Restarts   []timeline.Entry
+}
+
+// exitAfter returns the first sign at or after t that the pod's process is gone: a container
+// terminated, else the pod deleted.
+func (p *podLife) exitAfter(t time.Duration) (containerExit, bool) {
+	for _, x := range p.Exits {
+		if x.T >= t {
+			return x, true
+		}
+	}
+	if p.Deleted != nil && p.Deleted.T >= t {
+		return containerExit{mark: *p.Deleted, Reason: "pod deleted"}, true
+	}
+	return containerExit{}, false
+}
+
+var (
+	exitCodeRE = regexp.MustCompile(`(?i)exit[ _-]?code[=: ]+(-?\d+)`)
+	reasonRE   = regexp.MustCompile(`(?i)reason[=: ]+([A-Za-z]+)`)
+)
+
+// buildPods reads pod transitions and restarts. A container state transition counts as an exit when
+// its To starts with "terminated"; the exit code and reason are read from To and Detail
+// ("exitCode=137 reason=Error").
+func buildPods(entries []timeline.Entry) map[string]*podLife {
+	pods := map[string]*podLife{}
+	get := func(name string) *podLife {
+		p := pods[name]
+		if p == nil {
+			p = &podLife{Name: name}
+			pods[name] = p
+		}
+		return p
+	}
+	for _, e := range entries {
+		if e.Pod == "" {
+			continue
+		}
+		m := mark{T: e.T, Seq: e.Seq}
+		switch {
+		case e.Kind == timeline.KindRestart && e.Restart != nil:
+			p := get(e.Pod)
+			p.Restarts = append(p.Restarts, e)
+		case e.Kind == timeline.KindPod && e.PodChange != nil:
+			p := get(e.Pod)
+			c := e.PodChange
+			switch {
+			case c.Field == "created":
+				if p.Created == nil {
+					p.Created = &m
+				}
+			case c.Field == "deleting":
+				if p.Deleting == nil {
+					p.Deleting = &m
+					if c.GracePeriodSeconds != nil {
+						g := time.Duration(*c.GracePeriodSeconds) * time.Second
+						p.Grace = &g
+					}
+				}
+			case c.Field == "deleted":
+				if p.Deleted == nil {
+					p.Deleted = &m
+				}
+			case isReadyField(c.Field) && strings.EqualFold(c.To, "true"):
+				if p.FirstReady == nil {
+					p.FirstReady = &m
+				}
+			case strings.HasPrefix(c.Field, "container/") && strings.HasSuffix(c.Field, "/state") &&
+				strings.HasPrefix(strings.ToLower(c.To), "terminated"):
+				x := containerExit{mark: m, Container: strings.TrimSuffix(strings.TrimPrefix(c.Field, "container/"), "/state")}
+				text := c.To + " " + c.Detail
+				if sm := exitCodeRE.FindStringSubmatch(text); sm != nil {
+					if n, err := strconv.ParseInt(sm[1], 10, 32); err == nil {
+						code := int32(n)
+						x.ExitCode = &code
+					}
+				}
+				if sm := reasonRE.FindStringSubmatch(text); sm != nil {
+					x.Reason = sm[1]
+				}
+				p.Exits = append(p.Exits, x)
+			}
+		}
+	}
+	return pods
+}
+
+func isReadyField(f string) bool {
+	return f == "condition/Ready" || (strings.HasPrefix(f, "container/") && strings.HasSuffix(f, "/ready"))
+}
+
+func sortedPodNames(pods map[string]*podLife) []string {
+	out := make([]string, 0, len(pods))
+	for n := range pods {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,105 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+func init() {
+	Register(Rule{
+		Name:  "readiness-withdrawn-in-window",
+		Title: "The faulted pods' endpoints go ready=false within the readiness window",
+		Doc: "For each fault, each target pod's endpoint must turn ready=false (or be removed) within the oracle's " +
+			"readiness detection window after the fault starts (plus propagation).",
+		Params: []ParamSpec{
+			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
+			{Name: "pods", Kind: KindList, Doc: "target pods; default the fault's pods, else every pod ready when it starts"},
+			{Name: "min-withdrawn", Kind: KindInt, Doc: "how many target pods must withdraw in window; default all"},
+			{Name: "within", Kind: KindDuration, Doc: "override the window's deadline (offset from the fault start)"},
+			{Name: "tolerance", Kind: KindDuration, Default: "250ms", Doc: "clock slack before the window's start"},
+		},
+		Judge: judgeReadinessWithdrawn,
+	})
+}
+
+func judgeReadinessWithdrawn(in Input) Result {
+	faults, skipped := in.selectedFaults()
+	if len(faults) == 0 && len(skipped) > 0 {
+		return skippedResult(skipped)
+	}
+	r := Result{Status: Pass}
+	if in.Oracle.Readiness == nil {
+		r.Expected = "the faulted pods' endpoints withdrawn by readiness"
+		r.Observed = "the target has no readiness probe: nothing withdraws a failing pod"
+		r.failAt(0)
+		return r
+	}
+	w := in.Oracle.Readiness.Detection
+	deadline := in.Params.Duration("within", w.Deadline())
+	tol := in.Params.Duration("tolerance", 250*time.Millisecond)
+	r.Expected = fmt.Sprintf("endpoint ready=false %s–%s after the fault starts %s", dur(w.Min), dur(deadline), windowWords(w))
+	if len(faults) == 0 {
+		r.Observed = "no fault was injected: nothing to judge"
+		r.failAt(0)
+		return r
+	}
+	eps := buildEndpoints(in.Entries)
+	var observed []string
+	var worst float64
+	for _, f := range faults {
+		targets := faultTargets(in, f, eps)
+		need := in.Params.Int("min-withdrawn", len(targets))
+		if need > len(targets) {
+			need = len(targets)
+		}
+		if len(targets) == 0 {
+			r.failAt(f.Start)
+			r.add(atEntry(f.Start, f.StartSeq, "%s: no pod to judge (none named, none ready)", f.Type))
+			observed = append(observed, f.Type+": no target pod")
+			continue
+		}
+		inWindow := 0
+		for _, pod := range targets {
+			r.window("readiness withdrawal", pod, f.Start+w.Min, f.Start+deadline, w.Explain)
+			s, ok := eps.withdrawal(pod, f.Start)
+			if !ok {
+				r.add(atEntry(f.Start, f.StartSeq, "%s injected; %s's endpoint never went ready=false", f.Type, pod))
+				observed = append(observed, pod+": never withdrawn")
+				continue
+			}
+			d := s.T - f.Start
+			worst = max(worst, secs(d))
+			switch {
+			case d+tol < w.Min:
+				r.add(atEntry(s.T, s.Seq, "%s withdrawn %s after the fault: EARLIER than the probe allows", pod, dur(d)))
+			case d > deadline:
+				r.add(atEntry(s.T, s.Seq, "%s withdrawn %s after the fault: LATE (deadline %s)", pod, dur(d), dur(deadline)))
+			default:
+				inWindow++
+				r.add(atEntry(s.T, s.Seq, "%s withdrawn %s after the fault (in window)", pod, dur(d)))
+			}
+			observed = append(observed, fmt.Sprintf("%s withdrawn after %s", pod, dur(d)))
+		}
+		if inWindow < need {
+			r.failAt(f.Start + deadline)
+		}
+		observed = append(observed, fmt.Sprintf("%s: %d of %d target pods withdrawn in window (need %d)", f.Type, inWindow, len(targets), need))
+	}
+	r.Observed = strings.Join(observed, "; ")
+	r.figure("withdrawn_after_s", worst)
+	r.figure("window_deadline_s", secs(deadline))
+	return r
+}
+
+// faultTargets is the pods a readiness rule judges for fault f: the "pods" parameter, else the
+// fault's pods, else every pod whose endpoint was ready when the fault started.
+func faultTargets(in Input, f FaultWindow, eps endpointHistory) []string {
+	if p := in.Params.List("pods"); len(p) > 0 {
+		return p
+	}
+	if len(f.Pods) > 0 {
+		return f.Pods
+	}
+	return eps.readyAt(f.Start)
+}

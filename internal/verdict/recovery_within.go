@@ -1,0 +1,120 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+func init() {
+	Register(Rule{
+		Name:  "recovery-within",
+		Title: "All endpoints are ready again within a bound after the fault ends",
+		Doc: "After each fault is reverted (or, for a one-shot fault such as a pod deletion, after it happened), the " +
+			"number of ready endpoints is back to its pre-fault count within the bound and stays there.",
+		Params: []ParamSpec{
+			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline (plus the startup budget for one-shot faults)"},
+			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the count when the fault started"},
+			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
+		},
+		Judge: judgeRecoveryWithin,
+	})
+}
+
+func judgeRecoveryWithin(in Input) Result {
+	faults, skipped := in.selectedFaults()
+	if len(faults) == 0 && len(skipped) > 0 {
+		return skippedResult(skipped)
+	}
+	r := Result{Status: Pass}
+	eps := buildEndpoints(in.Entries)
+	steps := eps.steps()
+	horizon := time.Duration(0)
+	if n := len(in.Entries); n > 0 {
+		horizon = in.Entries[n-1].T
+	}
+	var expected, observed []string
+	var worst time.Duration
+	for i, f := range faults {
+		ref := f.End
+		within, basis := recoveryBound(in, f)
+		expected = append(expected, fmt.Sprintf("%s: recovered ≤ %s after %s (%s)", f.Type, dur(within), refWords(f), basis))
+		need := in.Params.Int("replicas", len(eps.readyAt(f.Start-1)))
+		until := horizon
+		if i+1 < len(faults) && faults[i+1].Start > ref {
+			until = faults[i+1].Start
+		}
+		r.window("recovery", "", ref, ref+within, basis)
+		// Recovery is the last rise to ≥ need in [ref, until]; none needed if the count never dipped.
+		recovered, seq := ref, int64(0)
+		low := len(eps.readyAt(ref)) < need
+		for _, s := range steps {
+			if s.T < ref || s.T > until {
+				continue
+			}
+			if len(s.Ready) < need {
+				low = true
+			} else if low {
+				low = false
+				recovered, seq = s.T, s.Seq
+			}
+		}
+		if low {
+			r.failAt(ref + within)
+			r.add(atEntry(ref, f.EndSeq, "%s ended; %d ready endpoints never came back (%d at %s)", f.Type, need, len(eps.readyAt(until)), dur(until)))
+			observed = append(observed, fmt.Sprintf("%s: not recovered by %s", f.Type, dur(until)))
+			continue
+		}
+		took := recovered - ref
+		worst = max(worst, took)
+		note := fmt.Sprintf("%d ready again %s after %s", need, dur(took), refWords(f))
+		if took > within {
+			r.failAt(recovered)
+			note += " (LATE)"
+		}
+		if seq != 0 {
+			r.add(atEntry(recovered, seq, "%s: %s (%s)", f.Type, note, strings.Join(eps.readyAt(recovered), ", ")))
+		} else {
+			r.add(atTime(ref, "%s: the ready count never dropped below %d", f.Type, need))
+		}
+		observed = append(observed, f.Type+": "+note)
+	}
+	if len(faults) == 0 {
+		r.Expected = "a fault to recover from"
+		r.Observed = "no fault was injected: nothing to judge"
+		r.failAt(0)
+		return r
+	}
+	r.Expected = strings.Join(expected, "; ")
+	r.Observed = strings.Join(observed, "; ")
+	r.figure("recovery_s", secs(worst))
+	return r
+}
+
+func refWords(f FaultWindow) string {
+	if f.Reverted {
+		return "the revert"
+	}
+	return "the fault"
+}
+
+// recoveryBound is the "within" parameter or the oracle's bound for fault f.
+func recoveryBound(in Input, f FaultWindow) (time.Duration, string) {
+	if in.Params.Has("within") {
+		return in.Params.Duration("within", 0), "scenario bound"
+	}
+	var d time.Duration
+	var basis []string
+	if rd := in.Oracle.Readiness; rd != nil {
+		d += rd.Recovery.Deadline()
+		basis = append(basis, rd.Recovery.Explain)
+	} else {
+		d += in.Oracle.Propagation
+		basis = append(basis, "propagation "+dur(in.Oracle.Propagation))
+	}
+	if !f.Reverted {
+		d += in.Oracle.Startup.Budget
+		basis = append(basis, "+ "+in.Oracle.Startup.Explain)
+	}
+	return d, strings.Join(basis, " ")
+}

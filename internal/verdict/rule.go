@@ -1,0 +1,149 @@
+package verdict
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Rule is one verdict rule: a pure function of the recorded run, registered by name so scenario
+// files can list it with parameters.
+type Rule struct {
+	Name  string      `json:"name"`
+	Title string      `json:"title"`
+	Doc   string      `json:"doc"`
+	Params []ParamSpec `json:"params,omitempty"`
+	Judge func(in Input) Result `json:"-"`
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Rule{}
+)
+
+// Register adds a rule. It panics on a duplicate or malformed rule (a programming error).
+func Register(r Rule) {
+	if r.Name == "" || r.Judge == nil || r.Title == "" {
+		panic(fmt.Sprintf("verdict: rule %q needs a name, a title and a judge", r.Name))
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[r.Name]; dup {
+		panic(fmt.Sprintf("verdict: rule %q registered twice", r.Name))
+	}
+	registry[r.Name] = r
+}
+
+// Lookup returns the rule registered under name.
+func Lookup(name string) (Rule, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	r, ok := registry[name]
+	return r, ok
+}
+
+// Rules returns every registered rule, sorted by name.
+func Rules() []Rule {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]Rule, 0, len(registry))
+	for _, r := range registry {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names returns every registered rule's name, sorted (for scenario.Vocabulary).
+func Names() []string {
+	rules := Rules()
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.Name
+	}
+	return out
+}
+
+// CheckParams reports the first problem with params for the named rule: an unknown rule, an
+// unknown parameter, or a value of the wrong kind. Scenario loading calls it to fail early.
+func CheckParams(rule string, params map[string]string) error {
+	r, ok := Lookup(rule)
+	if !ok {
+		return fmt.Errorf("unknown verdict rule %q (known: %s)", rule, strings.Join(Names(), ", "))
+	}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		spec, ok := r.param(k)
+		if !ok {
+			return fmt.Errorf("rule %s has no parameter %q (it takes: %s)", rule, k, r.paramNames())
+		}
+		if err := spec.Kind.check(params[k]); err != nil {
+			return fmt.Errorf("rule %s parameter %s: %w", rule, k, err)
+		}
+	}
+	return nil
+}
+
+func (r Rule) param(name string) (ParamSpec, bool) {
+	for _, p := range r.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return ParamSpec{}, false
+}
+
+func (r Rule) paramNames() string {
+	if len(r.Params) == 0 {
+		return "none"
+	}
+	names := make([]string, len(r.Params))
+	for i, p := range r.Params {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Spec names a rule to run with its parameters, as a scenario's expect list states it.
+type Spec struct {
+	Rule   string            `json:"rule"`
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// Evaluate checks one rule against the run: it validates the parameters, runs the rule with them
+// and fills the result's rule name and title.
+func Evaluate(in Input, s Spec) (Result, error) {
+	if err := CheckParams(s.Rule, s.Params); err != nil {
+		return Result{}, err
+	}
+	r, _ := Lookup(s.Rule)
+	in.Params = Params(s.Params)
+	res := r.Judge(in)
+	res.Rule = r.Name
+	if res.Title == "" {
+		res.Title = r.Title
+	}
+	if res.Status == "" {
+		res.Status = Fail
+		res.Observed = "rule returned no status (harness bug)"
+	}
+	return res, nil
+}
+
+// EvaluateAll runs every spec in order. It stops at the first invalid spec.
+func EvaluateAll(in Input, specs []Spec) ([]Result, error) {
+	out := make([]Result, 0, len(specs))
+	for _, s := range specs {
+		res, err := Evaluate(in, s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}

@@ -1,0 +1,104 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+)
+
+func init() {
+	Register(Rule{
+		Name:  "terminating-before-exit",
+		Title: "A deleted pod's endpoint is withdrawn before its process exits",
+		Doc: "For every deleted pod, the endpoint is ready=false (terminating) or removed before the container is " +
+			"observed terminated (or the pod deleted).",
+		Params: []ParamSpec{
+			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
+		},
+		Judge: judgeTerminatingBeforeExit,
+	})
+}
+
+func judgeTerminatingBeforeExit(in Input) Result {
+	r := Result{Status: Pass, Expected: "each deleted pod's endpoint ready=false/terminating before its process exits"}
+	if _, skipped := in.selectedFaults(); len(skipped) > 0 && len(deletedPods(in)) == 0 {
+		return skippedResult(skipped)
+	}
+	eps := buildEndpoints(in.Entries)
+	pods := buildPods(in.Entries)
+	var observed []string
+	minLead := -1.0
+	judged := 0
+	for _, name := range deletedPods(in) {
+		p := pods[name]
+		judged++
+		exit, ok := p.exitAfter(p.Deleting.T)
+		if !ok {
+			r.failAt(p.Deleting.T)
+			r.add(atEntry(p.Deleting.T, p.Deleting.Seq, "%s deleted; its exit was never observed", name))
+			observed = append(observed, name+": exit not observed")
+			continue
+		}
+		before := eps.at(name, exit.T-1)
+		if len(eps.byPod[name]) == 0 {
+			r.failAt(exit.T)
+			r.add(atEntry(exit.T, exit.Seq, "%s exited; it never had an endpoint on the timeline", name))
+			observed = append(observed, name+": no endpoint seen")
+			continue
+		}
+		if before.serving() {
+			r.failAt(exit.T)
+			r.add(atEntry(p.Deleting.T, p.Deleting.Seq, "%s deleting", name))
+			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) while its endpoint was still ready", name, exitWords(exit)))
+			observed = append(observed, name+": exited while still ready")
+			continue
+		}
+		lead := exit.T - before.T
+		if minLead < 0 || secs(lead) < minLead {
+			minLead = secs(lead)
+		}
+		r.add(atEntry(before.T, before.Seq, "%s endpoint ready=false terminating=%v", name, before.Terminating))
+		r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) %s later", name, exitWords(exit), dur(lead)))
+		observed = append(observed, fmt.Sprintf("%s withdrawn %s before exit", name, dur(lead)))
+	}
+	if judged == 0 {
+		r.Observed = "no pod was deleted: nothing to judge"
+		r.failAt(0)
+		return r
+	}
+	r.Observed = strings.Join(observed, "; ")
+	r.figure("deleted_pods", float64(judged))
+	if minLead >= 0 {
+		r.figure("min_lead_s", minLead)
+	}
+	return r
+}
+
+// deletedPods returns the pods with a deletion on the timeline (restricted by "pods"), sorted.
+func deletedPods(in Input) []string {
+	only := setOf(in.Params.List("pods"))
+	pods := buildPods(in.Entries)
+	var out []string
+	for _, n := range sortedPodNames(pods) {
+		if pods[n].Deleting != nil && (len(only) == 0 || only[n]) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func exitWords(x containerExit) string {
+	var parts []string
+	if x.Container != "" {
+		parts = append(parts, "container "+x.Container)
+	}
+	if x.ExitCode != nil {
+		parts = append(parts, fmt.Sprintf("exit code %d", *x.ExitCode))
+	}
+	if x.Reason != "" {
+		parts = append(parts, x.Reason)
+	}
+	if len(parts) == 0 {
+		return "terminated"
+	}
+	return strings.Join(parts, ", ")
+}
