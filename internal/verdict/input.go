@@ -40,18 +40,18 @@ func (s Span) Contains(t time.Duration) bool { return t >= s.Start && t <= s.End
 // FaultWindow is one injected fault from its inject action to its revert (Reverted false: never
 // reverted, or a one-shot action such as a pod deletion; End is then Start).
 type FaultWindow struct {
-	Name      string            `json:"name,omitempty"`
-	Type      string            `json:"type"`
-	Target    string            `json:"target,omitempty"`
-	Pods      []string          `json:"pods,omitempty"`
-	Start     time.Duration     `json:"start"`
-	StartSeq  int64             `json:"startSeq"`
-	End       time.Duration     `json:"end"`
-	EndSeq    int64             `json:"endSeq,omitempty"`
-	Reverted  bool              `json:"reverted"`
-	Skipped   bool              `json:"skipped,omitempty"`
-	SkipNote  string            `json:"skipNote,omitempty"`
-	Params    map[string]string `json:"params,omitempty"`
+	Name     string            `json:"name,omitempty"`
+	Type     string            `json:"type"`
+	Target   string            `json:"target,omitempty"`
+	Pods     []string          `json:"pods,omitempty"`
+	Start    time.Duration     `json:"start"`
+	StartSeq int64             `json:"startSeq"`
+	End      time.Duration     `json:"end"`
+	EndSeq   int64             `json:"endSeq,omitempty"`
+	Reverted bool              `json:"reverted"`
+	Skipped  bool              `json:"skipped,omitempty"`
+	SkipNote string            `json:"skipNote,omitempty"`
+	Params   map[string]string `json:"params,omitempty"`
 }
 
 // FaultWindows pairs the timeline's fault actions into windows: each inject with the next revert of

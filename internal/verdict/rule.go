@@ -10,11 +10,11 @@ import (
 // Rule is one verdict rule: a pure function of the recorded run, registered by name so scenario
 // files can list it with parameters.
 type Rule struct {
-	Name  string      `json:"name"`
-	Title string      `json:"title"`
-	Doc   string      `json:"doc"`
-	Params []ParamSpec `json:"params,omitempty"`
-	Judge func(in Input) Result `json:"-"`
+	Name   string                `json:"name"`
+	Title  string                `json:"title"`
+	Doc    string                `json:"doc"`
+	Params []ParamSpec           `json:"params,omitempty"`
+	Judge  func(in Input) Result `json:"-"`
 }
 
 var (
