@@ -1,0 +1,158 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/seed"
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/reports"
+)
+
+// Kit is every capability a run needs, each behind a small interface so the schedule can be tested
+// with fakes. Wire (wire.go) fills it with the real packages.
+type Kit struct {
+	Deployer  Deployer
+	Observers ObserverStarter
+	Load      LoadStarter
+	Faults    FaultBuilder
+	Judge     Judge
+	// NodeExec runs a command in the cluster's node container (freeze), when the cluster is kind.
+	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
+}
+
+// Cluster is the cluster a run talks to.
+type Cluster struct {
+	Name   string
+	Config *rest.Config
+	Client kubernetes.Interface
+	// Version is the server's version ("v1.34.4").
+	Version string
+}
+
+// InstallRequest says what to deploy into a namespace.
+type InstallRequest struct {
+	Namespace string
+	Variant   string
+	// Custom, when set, replaces the bundled fixture (a --target file).
+	Custom   *scenario.TargetSpec
+	Replicas int
+	// Bootstrap overrides the target's simulated bootstrap time when non-zero.
+	Bootstrap time.Duration
+	// Slot is the cluster port slot this run owns (target and toxiproxy NodePorts).
+	Slot int
+}
+
+// Target is what was deployed and how to reach it.
+type Target struct {
+	Namespace  string
+	Deployment string
+	Service    string
+	Container  string
+	// Selector is the label selector of the target's pods ("app=target").
+	Selector string
+	// URL is the target's base URL on a 127.0.0.1 port published by the cluster.
+	URL string
+	// ToxiproxyURL is the toxiproxy API on loopback and DBProxy the proxy in front of the database;
+	// both empty when the target has no toxiproxy in front of its dependency.
+	ToxiproxyURL string
+	DBProxy      string
+	// AdminPort is the target's admin port inside the pod (stall), 0 when it has none.
+	AdminPort int
+	// Description names the target for reports ("fixture good", "image x:1").
+	Description string
+}
+
+// Deployer installs the target and its dependencies into a fresh namespace and waits until ready.
+type Deployer interface {
+	Install(ctx context.Context, c *Cluster, req InstallRequest) (*Target, error)
+}
+
+// ObserverStarter starts the namespace's watchers writing to tl and returns once they have synced.
+type ObserverStarter interface {
+	Start(ctx context.Context, c *Cluster, t *Target, tl *timeline.Timeline) (Observation, error)
+}
+
+// Observation is a running set of watchers.
+type Observation interface {
+	// ReadyEndpoints is the number of ready endpoints of the target Service now.
+	ReadyEndpoints() int
+	// Stop ends the watchers; it is safe to call more than once.
+	Stop()
+}
+
+// LoadSpec is the load of one scenario.
+type LoadSpec struct {
+	URL       string
+	Rate      int
+	Duration  time.Duration
+	KeepAlive bool
+	Timeout   time.Duration
+}
+
+// LoadStarter starts constant-rate load recording every request on tl.
+type LoadStarter interface {
+	Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, obs Observation) (LoadRun, error)
+}
+
+// LoadRun is load in progress.
+type LoadRun interface {
+	// SetRate changes the rate (overload) and returns the previous one.
+	SetRate(rate float64) float64
+	// Wait blocks until the load ends (duration reached or Stop) and returns every request.
+	Wait() ([]timeline.Request, error)
+	// Stop ends the load early; it is safe to call more than once.
+	Stop()
+}
+
+// FaultEnv is what a fault injector may use.
+type FaultEnv struct {
+	Cluster  *Cluster
+	Target   *Target
+	Timeline *timeline.Timeline
+	// Rand is the fault's own seeded stream (which pod, when).
+	Rand     *seed.Source
+	Load     LoadRun
+	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
+}
+
+// Injector is one fault instance. Inject and Revert are idempotent and write FaultAction entries.
+type Injector interface {
+	Inject(ctx context.Context) error
+	Revert(ctx context.Context) error
+}
+
+// FaultBuilder builds an injector for a scenario fault. It returns skip != "" (and no injector)
+// when the target cannot take the fault (no admin endpoint, no toxiproxy): the runner records a
+// FaultAction skip with that note.
+type FaultBuilder interface {
+	Types() []string
+	Build(f scenario.Fault, env FaultEnv) (inj Injector, skip string, err error)
+}
+
+// JudgeInput is everything verdict rules may read.
+type JudgeInput struct {
+	Scenario *scenario.Scenario
+	Entries  []timeline.Entry
+	Requests []timeline.Request
+	// Pod is the live target pod the oracle was computed from.
+	Pod *corev1.Pod
+	// LoadStart is the timeline offset at which the load (and the fault schedule) started.
+	LoadStart time.Duration
+	LoadEnd   time.Duration
+}
+
+// Judge computes the timing oracle and runs verdict rules.
+type Judge interface {
+	Rules() []string
+	// Oracle computes the windows from the live pod and returns them for the report.
+	Oracle(in JudgeInput) ([]reports.OracleWindow, error)
+	// Run evaluates one expectation.
+	Run(e scenario.Expectation, in JudgeInput) verdict.Result
+}

@@ -1,0 +1,42 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// namespaceName is "<scenario>-<6 hex digits>", unique per run (from the start time) and short
+// enough for a DNS label.
+func namespaceName(scenarioName string, seed int64, now time.Time) string {
+	return fmt.Sprintf("pg-%s-%06x", scenarioName, (uint64(now.UnixNano())^uint64(seed))&0xffffff)
+}
+
+func (r *Runner) createNamespace(ctx context.Context, ns, scenarioName string) error {
+	_, err := r.Cluster.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
+			LabelManaged: "true", LabelScenario: scenarioName,
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// deleteNamespace deletes ns in the background of the run's end (it does not wait for the
+// namespace's finalisation); it works after the run's context was cancelled.
+func (r *Runner) deleteNamespace(ns string, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	grace := int64(0)
+	if err := r.Cluster.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		log.Warn("delete namespace", "namespace", ns, "err", err)
+		return
+	}
+	log.Debug("namespace deleted", "namespace", ns)
+}

@@ -1,0 +1,299 @@
+// Package runner executes scenarios end to end on a cluster: a fresh namespace, the target and its
+// dependencies, observers, load, faults on schedule (always reverted, also on Ctrl-C and panic),
+// the timing oracle from the live pod, verdicts, and the recorded timeline and requests for the
+// report. The CLI and the e2e-framework suite both call it: one code path, two doors.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/seed"
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/reports"
+)
+
+// Labels put on every namespace the runner creates.
+const (
+	LabelManaged  = "probegate.dev/managed"
+	LabelScenario = "probegate.dev/scenario"
+)
+
+// Options tunes a run.
+type Options struct {
+	// Variant overrides every scenario's target variant when set.
+	Variant string
+	// Custom replaces the bundled fixture with a described target.
+	Custom *scenario.TargetSpec
+	// Seed overrides every scenario's seed when non-nil.
+	Seed *int64
+	// Keep leaves namespaces in place after the run.
+	Keep bool
+	// Parallel is how many scenarios may run at once, at most Slots (the cluster's port slots,
+	// cluster.Slots for kind).
+	Parallel int
+	Slots    int
+	// Logger receives progress; slog.Default when nil.
+	Logger *slog.Logger
+	// Progress, when set, is told what each running scenario is doing.
+	Progress *Progress
+}
+
+// Runner runs scenarios on one cluster.
+type Runner struct {
+	Cluster *Cluster
+	Kit     Kit
+	Opts    Options
+}
+
+// Run executes one scenario in its own namespace using port slot slot, and returns its report. The
+// returned error is a harness error (the verdicts could not be reached); the report then carries
+// it too, with whatever was recorded up to that point.
+func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep *reports.ScenarioReport, err error) {
+	log := r.logger().With("scenario", sc.Name)
+	seedValue := sc.Seed
+	if r.Opts.Seed != nil {
+		seedValue = *r.Opts.Seed
+	}
+	variant := sc.Target.Variant
+	if r.Opts.Variant != "" {
+		variant = r.Opts.Variant
+	}
+	rep = &reports.ScenarioReport{
+		Name:        sc.Name,
+		Description: sc.Description,
+		Variant:     variant,
+		Seed:        seedValue,
+		Started:     time.Now(),
+	}
+	if r.Opts.Custom != nil {
+		rep.Variant = ""
+		rep.Target = "target " + r.Opts.Custom.Name
+	}
+	tl := timeline.New(time.Now())
+	rep.Timeline = tl
+	status := r.Opts.Progress.track(sc.Name)
+	defer status.done()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("scenario %s panicked: %v", sc.Name, p)
+		}
+		rep.Finished = time.Now()
+		if err != nil {
+			rep.Error = err.Error()
+			log.Error("scenario error", "err", err)
+		}
+	}()
+	mark := func(name, detail string) {
+		tl.Append(timeline.Entry{Kind: timeline.KindMark, Mark: &timeline.Mark{Name: name, Detail: detail}})
+		status.set(name)
+	}
+	mark("start", fmt.Sprintf("variant %s, seed %d, slot %d", variant, seedValue, slot))
+
+	ns := namespaceName(sc.Name, seedValue, time.Now())
+	if r.Opts.Custom != nil && r.Opts.Custom.Deployment != "" {
+		ns = r.Opts.Custom.Namespace
+	} else {
+		if err := r.createNamespace(ctx, ns, sc.Name); err != nil {
+			return rep, err
+		}
+		if !r.Opts.Keep {
+			defer r.deleteNamespace(ns, log)
+		}
+	}
+	rep.Namespace = ns
+	log = log.With("namespace", ns)
+
+	mark("deploy", "")
+	target, err := r.Kit.Deployer.Install(ctx, r.Cluster, InstallRequest{
+		Namespace: ns, Variant: variant, Custom: r.Opts.Custom, Replicas: sc.Target.Replicas,
+		Bootstrap: sc.Target.Bootstrap, Slot: slot,
+	})
+	if err != nil {
+		return rep, fmt.Errorf("deploy target into %s: %w", ns, err)
+	}
+	if rep.Target == "" {
+		rep.Target = target.Description
+	}
+	pod, err := r.livePod(ctx, target)
+	if err != nil {
+		return rep, err
+	}
+
+	obs, err := r.Kit.Observers.Start(ctx, r.Cluster, target, tl)
+	if err != nil {
+		return rep, fmt.Errorf("start observers in %s: %w", ns, err)
+	}
+	defer obs.Stop()
+	mark("observers-synced", "")
+
+	root := seed.New(uint64(seedValue))
+	sched, err := r.planFaults(sc, target, tl, root, log)
+	if err != nil {
+		return rep, err
+	}
+	// Faults are reverted whatever happens below: schedule end, error, Ctrl-C or panic.
+	defer func() {
+		if rerr := sched.RevertAll(ctx); rerr != nil {
+			log.Error("revert faults", "err", rerr)
+			err = errors.Join(err, rerr)
+		}
+	}()
+
+	mark("load-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
+	loadStartAt, loadStart := tl.Now()
+	load, err := r.Kit.Load.Start(ctx, LoadSpec{
+		URL: target.URL + loadPath(sc, r.Opts.Custom), Rate: sc.Load.Rate, Duration: sc.Load.Duration,
+		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout,
+	}, tl, obs)
+	if err != nil {
+		return rep, fmt.Errorf("start load: %w", err)
+	}
+	setLoad(sched, load)
+	status.watch(obs, sched, loadStartAt, sc.Load.Duration)
+
+	schedErr := make(chan error, 1)
+	schedCtx, stopSched := context.WithCancel(ctx)
+	defer stopSched()
+	go func() { schedErr <- sched.Run(schedCtx, loadStartAt) }()
+
+	reqs, loadErr := waitLoad(ctx, load)
+	stopSched()
+	if err := <-schedErr; err != nil {
+		load.Stop()
+		return rep, err
+	}
+	rep.Requests = reqs
+	if loadErr != nil {
+		return rep, fmt.Errorf("load: %w", loadErr)
+	}
+	if err := sched.RevertAll(ctx); err != nil {
+		return rep, err
+	}
+	loadEnd := tl.Since(time.Now())
+	mark("load-end", fmt.Sprintf("%d requests", len(reqs)))
+	if ctx.Err() != nil {
+		return rep, fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
+
+	mark("settle", sc.Settle.String())
+	if err := sleepCtx(ctx, sc.Settle); err != nil {
+		return rep, fmt.Errorf("interrupted while settling: %w", err)
+	}
+	obs.Stop()
+	mark("end", "")
+
+	status.set("judge")
+	in := JudgeInput{Scenario: sc, Entries: tl.Entries(), Requests: reqs, Pod: pod, LoadStart: loadStart, LoadEnd: loadEnd}
+	windows, err := r.Kit.Judge.Oracle(in)
+	if err != nil {
+		return rep, fmt.Errorf("compute timing oracle: %w", err)
+	}
+	rep.Oracle = windows
+	for _, e := range sc.Expect {
+		res := r.Kit.Judge.Run(e, in)
+		rep.Verdicts = append(rep.Verdicts, res)
+		log.Info("verdict", "rule", res.Rule, "status", res.Status, "observed", res.Observed)
+	}
+	return rep, nil
+}
+
+// planFaults builds every fault's injector (or its skip reason) with its own seeded stream.
+func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*Schedule, error) {
+	var planned []*plannedFault
+	for i, f := range sc.Faults {
+		env := FaultEnv{
+			Cluster: r.Cluster, Target: target, Timeline: tl,
+			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
+			NodeExec: r.Kit.NodeExec,
+		}
+		inj, skip, err := r.Kit.Faults.Build(f, env)
+		if err != nil {
+			return nil, fmt.Errorf("%s: faults[%d] (%s): %w", sc.File, i, f.Type, err)
+		}
+		planned = append(planned, &plannedFault{Index: i, Spec: f, Inj: inj, Skip: skip})
+	}
+	return NewSchedule(planned, tl, log), nil
+}
+
+// loadAware is implemented by injectors that act on the running load (overload).
+type loadAware interface{ SetLoad(LoadRun) }
+
+func setLoad(s *Schedule, l LoadRun) {
+	for _, f := range s.faults {
+		if la, ok := f.Inj.(loadAware); ok {
+			la.SetLoad(l)
+		}
+	}
+}
+
+// waitLoad waits for the load to end; on cancellation it stops the load and still collects what
+// was recorded.
+func waitLoad(ctx context.Context, l LoadRun) ([]timeline.Request, error) {
+	type result struct {
+		reqs []timeline.Request
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		reqs, err := l.Wait()
+		done <- result{reqs, err}
+	}()
+	select {
+	case res := <-done:
+		return res.reqs, res.err
+	case <-ctx.Done():
+		l.Stop()
+		res := <-done
+		return res.reqs, res.err
+	}
+}
+
+func loadPath(sc *scenario.Scenario, custom *scenario.TargetSpec) string {
+	if custom != nil && sc.Load.Path == scenario.DefaultPath {
+		return custom.Path
+	}
+	return sc.Load.Path
+}
+
+// livePod returns one running target pod: the oracle is computed from the spec the cluster runs,
+// defaults and admission changes included.
+func (r *Runner) livePod(ctx context.Context, t *Target) (*corev1.Pod, error) {
+	pods, err := r.Cluster.Client.CoreV1().Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.Selector})
+	if err != nil {
+		return nil, fmt.Errorf("list target pods (%s) in %s: %w", t.Selector, t.Namespace, err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("no running target pod (%s) in %s", t.Selector, t.Namespace)
+}
+
+func (r *Runner) logger() *slog.Logger {
+	if r.Opts.Logger != nil {
+		return r.Opts.Logger
+	}
+	return slog.Default()
+}
+
+// Failed reports whether any verdict of rep failed.
+func Failed(rep *reports.ScenarioReport) bool {
+	for _, v := range rep.Verdicts {
+		if v.Status == verdict.Fail {
+			return true
+		}
+	}
+	return false
+}
