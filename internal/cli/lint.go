@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/probegate/probegate/internal/lint"
+)
+
+func init() { register(newLintCmd) }
+
+// lintOptions are the flags of `probegate lint`.
+type lintOptions struct {
+	output     string
+	failOn     string
+	namespace  string
+	kubeconfig string
+	context    string
+	coldStart  time.Duration
+	report     string
+	explain    string
+	listRules  bool
+	cfg        lint.Config
+}
+
+func newLintCmd() *cobra.Command {
+	o := &lintOptions{}
+	cmd := &cobra.Command{
+		Use:   "lint [FILE|DIR|-]...",
+		Short: "Check probe timing, dependencies and shutdown settings statically",
+		Long: `lint reads Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, Pods and Services
+from YAML files and directories (multi-document; "-" is stdin) or, with --namespace, from a live
+namespace, and checks their probes against the probe contract: liveness windows against readiness
+windows, startup budgets against measured cold starts, dependency checks behind 1 s timeouts, grace
+periods against preStop + drain, and more. Each finding names the probegate scenario that confirms it
+on a real cluster.
+
+Targets declare facts lint cannot see with annotations on the workload or its pod template:
+  probegate.dev/dependency-check-paths: "/health/deep,/healthz/db"   endpoints that check dependencies
+  probegate.dev/drain-seconds: "20"                                  time spent draining after SIGTERM
+
+Kinds without a pod template (ConfigMap, Secret, Ingress, ...) are skipped; any other kind is an error.
+
+Exit codes: 0 no finding at or above --fail-on (default warning), 1 such findings, 2 bad input
+(missing file, unparseable YAML, unknown kind, unreachable cluster).`,
+		Example: `  probegate lint fixtures/manifests/
+  probegate lint -o sarif deploy.yaml > lint.sarif
+  probegate lint --cold-start 45s app.yaml
+  probegate lint --report out/report.json app.yaml
+  probegate lint --namespace shop --kubeconfig ~/.kube/config
+  probegate lint --explain PG002`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runLint(cmd, o, args) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or sarif (SARIF 2.1.0)")
+	f.StringVar(&o.failOn, "fail-on", "warning", "exit 1 when a finding is at or above this severity: info, warning, error or none")
+	f.StringVarP(&o.namespace, "namespace", "n", "", "lint the workloads of this live namespace instead of files")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --namespace (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&o.context, "context", "", "kubeconfig context for --namespace")
+	f.DurationVar(&o.coldStart, "cold-start", 0, "a measured cold start (e.g. 45s): startup budgets below it are errors")
+	f.StringVar(&o.report, "report", "", "read the measured cold start from a previous probegate report.json")
+	f.DurationVar(&o.cfg.MaxReadinessWindow, "max-readiness-window", lint.DefaultMaxReadinessWindow, "largest acceptable readiness detection window F·P + timeout")
+	f.DurationVar(&o.cfg.MaxInitialDelay, "max-initial-delay", lint.DefaultMaxInitialDelay, "largest liveness initialDelaySeconds accepted without a startupProbe")
+	f.DurationVar(&o.cfg.GraceMargin, "grace-margin", lint.DefaultGraceMargin, "slack required in terminationGracePeriodSeconds beyond preStop + drain")
+	f.DurationVar(&o.cfg.Propagation, "propagation", lint.DefaultPropagation, "kubelet → EndpointSlice → kube-proxy delay added to readiness withdrawal")
+	f.StringVar(&o.cfg.Target, "target", "", "target file to name in the confirm commands (probegate run --target)")
+	f.StringVar(&o.explain, "explain", "", "print one rule's explanation, fix and confirming scenario (by ID or name) and exit")
+	f.BoolVar(&o.listRules, "list-rules", false, "print every rule with its explanation and exit")
+	return cmd
+}
+
+func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
+	out := cmd.OutOrStdout()
+	if o.listRules {
+		for i, r := range lint.Rules() {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			if err := lint.WriteRule(out, r); err != nil {
+				return withCode(ExitError, err)
+			}
+		}
+		return nil
+	}
+	if o.explain != "" {
+		r, ok := lint.RuleByID(o.explain)
+		if !ok {
+			return withCode(ExitError, fmt.Errorf("lint: no rule %q (see probegate lint --list-rules)", o.explain))
+		}
+		return withCode(ExitError, lint.WriteRule(out, r))
+	}
+
+	write, err := lintWriter(o.output)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	failOn, err := lint.ParseSeverity(o.failOn)
+	if err != nil {
+		return withCode(ExitError, fmt.Errorf("lint: --fail-on: %w", err))
+	}
+	for name, d := range map[string]time.Duration{
+		"--cold-start": o.coldStart, "--max-readiness-window": o.cfg.MaxReadinessWindow,
+		"--max-initial-delay": o.cfg.MaxInitialDelay, "--grace-margin": o.cfg.GraceMargin, "--propagation": o.cfg.Propagation,
+	} {
+		if d < 0 {
+			return withCode(ExitError, fmt.Errorf("lint: %s must not be negative, got %s", name, d))
+		}
+	}
+	cfg := o.cfg
+	switch {
+	case o.report != "" && o.coldStart > 0:
+		return withCode(ExitError, errors.New("lint: give --cold-start or --report, not both"))
+	case o.report != "":
+		cfg.ColdStart, cfg.ColdStartSource, err = lint.ColdStartFromReport(o.report)
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+	case o.coldStart > 0:
+		cfg.ColdStart, cfg.ColdStartSource = o.coldStart, "--cold-start "+o.coldStart.String()
+	}
+
+	var inv *lint.Inventory
+	switch {
+	case o.namespace != "" && len(args) > 0:
+		return withCode(ExitError, errors.New("lint: give manifest files or --namespace, not both"))
+	case o.namespace != "":
+		client, err := lintClient(o.kubeconfig, o.context)
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+		inv, err = lint.LoadNamespace(cmd.Context(), client, o.namespace)
+		if err != nil {
+			return withCode(ExitError, fmt.Errorf("lint: %w", err))
+		}
+	default:
+		inv, err = lint.LoadPaths(args, cmd.InOrStdin())
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+	}
+
+	rep := lint.NewReport(inv, cfg, failOn)
+	if err := write(out, rep); err != nil {
+		return withCode(ExitError, fmt.Errorf("lint: write report: %w", err))
+	}
+	if rep.Failed() {
+		return withCode(ExitFail, errFailed)
+	}
+	return nil
+}
+
+// lintWriter picks the report writer for an --output value.
+func lintWriter(format string) (func(io.Writer, *lint.Report) error, error) {
+	switch format {
+	case "text", "":
+		return lint.WriteText, nil
+	case "json":
+		return lint.WriteJSON, nil
+	case "sarif":
+		return lint.WriteSARIF, nil
+	}
+	return nil, fmt.Errorf("lint: unknown output format %q (want text, json or sarif)", format)
+}
+
+// lintClient builds a clientset from a kubeconfig path (or the default loading rules) and context.
+func lintClient(kubeconfig, context string) (kubernetes.Interface, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("lint: load kubeconfig: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("lint: build client: %w", err)
+	}
+	return client, nil
+}

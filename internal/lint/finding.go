@@ -1,0 +1,45 @@
+package lint
+
+import "sort"
+
+// Finding is one rule's complaint about one workload (and container, when it is about one).
+type Finding struct {
+	RuleID    string   `json:"ruleId"`
+	RuleName  string   `json:"rule"`
+	Severity  Severity `json:"severity"`
+	Object    string   `json:"object"` // "deployment/api"
+	Namespace string   `json:"namespace,omitempty"`
+	Container string   `json:"container,omitempty"`
+	Message   string   `json:"message"`
+	Pos       Position `json:"position"`
+	// Confirm is the command that shows the finding on a real cluster.
+	Confirm string `json:"confirm"`
+}
+
+// sortFindings orders findings by file, line, rule and message so output is stable.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Pos.File != b.Pos.File {
+			return a.Pos.File < b.Pos.File
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		if a.RuleID != b.RuleID {
+			return a.RuleID < b.RuleID
+		}
+		return a.Message < b.Message
+	})
+}
+
+// AtOrAbove counts the findings whose severity is at least min.
+func AtOrAbove(fs []Finding, min Severity) int {
+	n := 0
+	for _, f := range fs {
+		if f.Severity >= min {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,58 @@
+package lint
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText prints the report for a person: one line per finding with its position, severity, rule
+// and message, the command that confirms it, and a summary line.
+func WriteText(w io.Writer, r *Report) error {
+	var b strings.Builder
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "%s: %s %s %s %s: %s\n", f.Pos, f.Severity, f.RuleID, f.RuleName, f.Object, f.Message)
+		if f.Confirm != "" {
+			fmt.Fprintf(&b, "    confirm: %s\n", f.Confirm)
+		}
+	}
+	counts := map[Severity]int{}
+	for _, f := range r.Findings {
+		counts[f.Severity]++
+	}
+	scope := fmt.Sprintf("%s, %s", plural(r.Workloads, "workload"), plural(r.Services, "service"))
+	if r.Skipped > 0 {
+		scope += fmt.Sprintf(" (%d other objects skipped)", r.Skipped)
+	}
+	if len(r.Findings) == 0 {
+		fmt.Fprintf(&b, "%s: no findings\n", scope)
+	} else {
+		verdict := "pass"
+		if r.Failed() {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(&b, "%s: %s (%d error, %d warning, %d info); --fail-on %s: %s\n",
+			scope, plural(len(r.Findings), "finding"), counts[Error], counts[Warning], counts[Info], r.FailOn, verdict)
+		b.WriteString("Explain a rule: probegate lint --explain <ID>\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteRule prints a rule's documentation for --explain and --list-rules.
+func WriteRule(w io.Writer, r *Rule) error {
+	confirm := r.ConfirmNote
+	if r.Scenario != "" {
+		confirm = "probegate run --scenario " + r.Scenario + " --target <target file>"
+	}
+	_, err := fmt.Fprintf(w, "%s %s (%s)\n  %s\n\n  Why: %s\n\n  Fix: %s\n\n  Confirm: %s\n",
+		r.ID, r.Name, r.Severity, r.Summary, r.Explanation, r.Fix, confirm)
+	return err
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

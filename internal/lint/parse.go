@@ -1,0 +1,390 @@
+package lint
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// document is one YAML document of a file and the file line its text starts on.
+type document struct {
+	text      []byte
+	firstLine int
+}
+
+// splitDocuments cuts a YAML stream at "---" separator lines, keeping each document's first line
+// number so errors and findings can name the line in the file.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	start, first := 0, 1
+	flush := func(end int) {
+		var buf bytes.Buffer
+		for _, l := range lines[start:end] {
+			buf.Write(l)
+		}
+		docs = append(docs, document{text: buf.Bytes(), firstLine: first})
+	}
+	for i, l := range lines {
+		t := bytes.TrimRight(l, "\r\n")
+		if isSeparator(t) {
+			flush(i)
+			start, first = i+1, i+2
+			// "--- {…}" puts content on the separator line itself: keep it as the document's first line.
+			if rest := bytes.TrimSpace(t[3:]); len(rest) > 0 && rest[0] != '#' {
+				lines[i] = append(bytes.Repeat([]byte(" "), 4), t[4:]...)
+				lines[i] = append(lines[i], '\n')
+				start, first = i, i+1
+			}
+		}
+	}
+	flush(len(lines))
+	return docs
+}
+
+func isSeparator(line []byte) bool {
+	if !bytes.HasPrefix(line, []byte("---")) {
+		return false
+	}
+	return len(line) == 3 || line[3] == ' ' || line[3] == '\t'
+}
+
+// parseInto decodes every document of file into inv.
+func parseInto(inv *Inventory, file string, data []byte) error {
+	for _, d := range splitDocuments(data) {
+		var top yaml.Node
+		if err := yaml.Unmarshal(d.text, &top); err != nil {
+			return yamlError(file, d.firstLine, err)
+		}
+		if top.Kind == 0 || len(top.Content) == 0 {
+			continue // only comments or blank lines
+		}
+		root := top.Content[0]
+		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+			continue
+		}
+		pos := Position{File: file, Line: d.firstLine + root.Line - 1}
+		if root.Kind != yaml.MappingNode {
+			return &InputError{Pos: pos, Msg: "document is not a Kubernetes object (expected a mapping with apiVersion and kind)"}
+		}
+		doc := &docNode{root: root, firstLine: d.firstLine}
+		if err := decodeObject(inv, doc, pos, d.text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlError turns a YAML syntax error into an InputError at its line in the file.
+func yamlError(file string, firstLine int, err error) error {
+	msg := err.Error()
+	pos := Position{File: file, Line: firstLine}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		pos.Line = firstLine + n - 1
+		msg = msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	return &InputError{Pos: pos, Msg: "invalid YAML: " + strings.ReplaceAll(msg, "\n", " ")}
+}
+
+// skippedKinds carry no pod template and no traffic policy lint checks; they are read and left alone
+// so a whole manifest directory can be linted.
+var skippedKinds = map[string]bool{
+	"ConfigMap": true, "Secret": true, "ServiceAccount": true, "Namespace": true,
+	"Role": true, "RoleBinding": true, "ClusterRole": true, "ClusterRoleBinding": true,
+	"Ingress": true, "IngressClass": true, "NetworkPolicy": true, "PodDisruptionBudget": true,
+	"HorizontalPodAutoscaler": true, "PersistentVolumeClaim": true, "PersistentVolume": true,
+	"StorageClass": true, "LimitRange": true, "ResourceQuota": true, "PriorityClass": true,
+	"Endpoints": true, "EndpointSlice": true, "CustomResourceDefinition": true,
+}
+
+// podTemplateKinds maps the workload kinds lint reads to their apiVersion and the path from the
+// document root to the pod spec.
+var podTemplateKinds = map[string]struct {
+	apiVersion string
+	podPath    []any
+}{
+	"Deployment":  {"apps/v1", []any{"spec", "template", "spec"}},
+	"StatefulSet": {"apps/v1", []any{"spec", "template", "spec"}},
+	"DaemonSet":   {"apps/v1", []any{"spec", "template", "spec"}},
+	"ReplicaSet":  {"apps/v1", []any{"spec", "template", "spec"}},
+	"Job":         {"batch/v1", []any{"spec", "template", "spec"}},
+	"CronJob":     {"batch/v1", []any{"spec", "jobTemplate", "spec", "template", "spec"}},
+	"Pod":         {"v1", []any{"spec"}},
+}
+
+const readKinds = "Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod, Service and List"
+
+// decodeObject decodes one object (raw is its YAML or JSON text) into inv.
+func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) error {
+	var tm metav1.TypeMeta
+	if err := sigsyaml.Unmarshal(raw, &tm); err != nil {
+		return decodeError(doc, pos, err)
+	}
+	if tm.Kind == "" {
+		return &InputError{Pos: pos, Msg: "object has no kind"}
+	}
+	if tm.APIVersion == "" {
+		return &InputError{Pos: pos, Msg: fmt.Sprintf("%s has no apiVersion", tm.Kind)}
+	}
+	if skippedKinds[tm.Kind] {
+		var m metav1.PartialObjectMetadata
+		_ = sigsyaml.Unmarshal(raw, &m)
+		inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: m.Name, Pos: pos})
+		return nil
+	}
+	switch tm.Kind {
+	case "List":
+		return decodeList(inv, doc, pos, raw)
+	case "Service":
+		if tm.APIVersion != "v1" {
+			return unsupportedVersion(pos, tm)
+		}
+		var svc corev1.Service
+		if err := sigsyaml.Unmarshal(raw, &svc); err != nil {
+			return decodeError(doc, pos, err)
+		}
+		if svc.Name == "" {
+			return &InputError{Pos: pos, Msg: "Service has no metadata.name"}
+		}
+		inv.Services = append(inv.Services, &Service{Name: svc.Name, Namespace: svc.Namespace, Spec: svc.Spec, Pos: pos, doc: doc})
+		return nil
+	}
+	kind, ok := podTemplateKinds[tm.Kind]
+	if !ok {
+		return &InputError{Pos: pos, Msg: fmt.Sprintf("unknown kind %q (apiVersion %s): lint reads %s", tm.Kind, tm.APIVersion, readKinds)}
+	}
+	if tm.APIVersion != kind.apiVersion {
+		return unsupportedVersion(pos, tm)
+	}
+	w, err := decodeWorkload(tm.Kind, raw)
+	if err != nil {
+		return decodeError(doc, pos, err)
+	}
+	if w.Name == "" {
+		return &InputError{Pos: pos, Msg: fmt.Sprintf("%s has no metadata.name", tm.Kind)}
+	}
+	w.Pos, w.doc, w.podPath = pos, doc, kind.podPath
+	inv.Workloads = append(inv.Workloads, w)
+	return nil
+}
+
+func unsupportedVersion(pos Position, tm metav1.TypeMeta) error {
+	want := "v1"
+	if k, ok := podTemplateKinds[tm.Kind]; ok {
+		want = k.apiVersion
+	}
+	return &InputError{Pos: pos, Msg: fmt.Sprintf("unsupported apiVersion %q for %s (want %s)", tm.APIVersion, tm.Kind, want)}
+}
+
+// decodeWorkload decodes a workload of kind from raw into its typed API object and keeps what the
+// rules read.
+func decodeWorkload(kind string, raw []byte) (*Workload, error) {
+	var (
+		meta     metav1.ObjectMeta
+		template corev1.PodTemplateSpec
+	)
+	switch kind {
+	case "Deployment":
+		var o appsv1.Deployment
+		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
+			return nil, err
+		}
+		meta, template = o.ObjectMeta, o.Spec.Template
+	case "StatefulSet":
+		var o appsv1.StatefulSet
+		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
+			return nil, err
+		}
+		meta, template = o.ObjectMeta, o.Spec.Template
+	case "DaemonSet":
+		var o appsv1.DaemonSet
+		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
+			return nil, err
+		}
+		meta, template = o.ObjectMeta, o.Spec.Template
+	case "ReplicaSet":
+		var o appsv1.ReplicaSet
+		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
+			return nil, err
+		}
+		meta, template = o.ObjectMeta, o.Spec.Template
+	case "Job":
+		var o batchv1.Job
+		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
+			return nil, err
+		}
+		meta, template = o.ObjectMeta, o.Spec.Template
+	case "CronJob":
+		var o batchv1.CronJob
+		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
+			return nil, err
+		}
+		meta, template = o.ObjectMeta, o.Spec.JobTemplate.Spec.Template
+	case "Pod":
+		var o corev1.Pod
+		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
+			return nil, err
+		}
+		meta = o.ObjectMeta
+		template = corev1.PodTemplateSpec{ObjectMeta: o.ObjectMeta, Spec: o.Spec}
+	default:
+		return nil, fmt.Errorf("no decoder for kind %s", kind)
+	}
+	return newWorkload(kind, meta, template), nil
+}
+
+// newWorkload builds a Workload from an object's metadata and pod template.
+func newWorkload(kind string, meta metav1.ObjectMeta, template corev1.PodTemplateSpec) *Workload {
+	ann := map[string]string{}
+	for k, v := range meta.Annotations {
+		ann[k] = v
+	}
+	for k, v := range template.Annotations {
+		ann[k] = v
+	}
+	return &Workload{
+		Kind:        kind,
+		Name:        meta.Name,
+		Namespace:   meta.Namespace,
+		Annotations: ann,
+		PodLabels:   template.Labels,
+		Pod:         template.Spec,
+	}
+}
+
+// decodeList decodes each item of a v1 List (what `kubectl get -o yaml` prints).
+func decodeList(inv *Inventory, doc *docNode, pos Position, raw []byte) error {
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := sigsyaml.Unmarshal(raw, &list); err != nil {
+		return decodeError(doc, pos, err)
+	}
+	for i, item := range list.Items {
+		itemDoc := &docNode{firstLine: doc.firstLine}
+		if n := childAt(doc.root, "items", i); n != nil {
+			itemDoc.root = n
+		}
+		itemPos := doc.position(pos, []any{"items", i})
+		if err := decodeObject(inv, itemDoc, itemPos, item); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childAt returns the node at path below n, or nil.
+func childAt(n *yaml.Node, path ...any) *yaml.Node {
+	for _, step := range path {
+		switch s := step.(type) {
+		case string:
+			if n.Kind != yaml.MappingNode {
+				return nil
+			}
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == s {
+					next = n.Content[i+1]
+					break
+				}
+			}
+			if next == nil {
+				return nil
+			}
+			n = next
+		case int:
+			if n.Kind != yaml.SequenceNode || s < 0 || s >= len(n.Content) {
+				return nil
+			}
+			n = n.Content[s]
+		}
+	}
+	return n
+}
+
+var jsonTypeError = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w+\.([\w.]+) of type (\S+)`)
+
+// decodeError turns a decoding error into an InputError. A JSON type error names a field path
+// without indexes; the YAML tree is searched for a node on that path of the offending type so the
+// error points at its line.
+func decodeError(doc *docNode, pos Position, err error) error {
+	msg := err.Error()
+	if m := jsonTypeError.FindStringSubmatch(msg); m != nil {
+		if line := findTyped(doc.root, strings.Split(m[2], "."), m[1]); line > 0 {
+			pos.Line = doc.firstLine + line - 1
+		}
+		return &InputError{Pos: pos, Msg: fmt.Sprintf("field %s: got a %s, want %s", m[2], m[1], m[3])}
+	}
+	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: ")
+	msg = strings.TrimPrefix(msg, "while decoding JSON: ")
+	return &InputError{Pos: pos, Msg: "cannot decode object: " + msg}
+}
+
+// findTyped returns the line of the first node on the dotted path (descending into every element of
+// sequences) whose YAML type matches the JSON type named in a decode error, or of the first node on
+// the path when none matches, or 0.
+func findTyped(n *yaml.Node, path []string, jsonType string) int {
+	var first int
+	var walk func(n *yaml.Node, path []string) int
+	walk = func(n *yaml.Node, path []string) int {
+		if n == nil {
+			return 0
+		}
+		if n.Kind == yaml.SequenceNode && len(path) > 0 {
+			for _, e := range n.Content {
+				if l := walk(e, path); l > 0 {
+					return l
+				}
+			}
+			return 0
+		}
+		if len(path) == 0 {
+			if first == 0 {
+				first = n.Line
+			}
+			if matchesJSONType(n, jsonType) {
+				return n.Line
+			}
+			return 0
+		}
+		return walk(childAt(n, path[0]), path[1:])
+	}
+	if n == nil {
+		return 0
+	}
+	if l := walk(n, path); l > 0 {
+		return l
+	}
+	return first
+}
+
+func matchesJSONType(n *yaml.Node, jsonType string) bool {
+	switch jsonType {
+	case "string":
+		return n.Kind == yaml.ScalarNode && n.Tag == "!!str"
+	case "number":
+		return n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float")
+	case "bool":
+		return n.Kind == yaml.ScalarNode && n.Tag == "!!bool"
+	case "array":
+		return n.Kind == yaml.SequenceNode
+	case "object":
+		return n.Kind == yaml.MappingNode
+	}
+	return false
+}

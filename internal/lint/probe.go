@@ -1,0 +1,169 @@
+package lint
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// ProbeKind names the three probes.
+type ProbeKind string
+
+// The probes of a container.
+const (
+	Liveness  ProbeKind = "liveness"
+	Readiness ProbeKind = "readiness"
+	Startup   ProbeKind = "startup"
+)
+
+// field is the probe's field name in a container spec.
+func (k ProbeKind) field() string { return string(k) + "Probe" }
+
+// probeOf returns container c's probe of kind k, or nil.
+func probeOf(c ContainerRef, k ProbeKind) *corev1.Probe {
+	switch k {
+	case Liveness:
+		return c.LivenessProbe
+	case Readiness:
+		return c.ReadinessProbe
+	case Startup:
+		return c.StartupProbe
+	}
+	return nil
+}
+
+// Timing is a probe's schedule with the API server's defaults applied.
+type Timing struct {
+	InitialDelay time.Duration
+	Period       time.Duration
+	Timeout      time.Duration
+	Failure      int32
+	Success      int32
+}
+
+// timingOf reads p's schedule, defaulting unset fields as the API server does (period 10s,
+// timeout 1s, failureThreshold 3, successThreshold 1).
+func timingOf(p *corev1.Probe) Timing {
+	t := Timing{
+		InitialDelay: seconds(p.InitialDelaySeconds),
+		Period:       seconds(p.PeriodSeconds),
+		Timeout:      seconds(p.TimeoutSeconds),
+		Failure:      p.FailureThreshold,
+		Success:      p.SuccessThreshold,
+	}
+	if t.Period == 0 {
+		t.Period = 10 * time.Second
+	}
+	if t.Timeout == 0 {
+		t.Timeout = time.Second
+	}
+	if t.Failure == 0 {
+		t.Failure = 3
+	}
+	if t.Success == 0 {
+		t.Success = 1
+	}
+	return t
+}
+
+func seconds(n int32) time.Duration { return time.Duration(n) * time.Second }
+
+// Window is a span after a fault starts, during which a probe reacts.
+type Window struct {
+	Earliest, Latest time.Duration
+}
+
+func (w Window) String() string { return fmt.Sprintf("[%s, %s]", fmtDur(w.Earliest), fmtDur(w.Latest)) }
+
+// DetectionWindow is when the probe's failureThreshold-th consecutive failure lands after a fault
+// starts: at best (F−1)·P (the fault begins just before a probe), at worst F·P + timeout (just after
+// one, and the last probe hangs until it times out).
+func (t Timing) DetectionWindow() Window {
+	return Window{
+		Earliest: time.Duration(t.Failure-1) * t.Period,
+		Latest:   time.Duration(t.Failure)*t.Period + t.Timeout,
+	}
+}
+
+// Budget is how long the probe tolerates failures from container start: initialDelay + F·P.
+func (t Timing) Budget() time.Duration {
+	return t.InitialDelay + time.Duration(t.Failure)*t.Period
+}
+
+// schedule describes the timing fields in manifest terms.
+func (t Timing) schedule() string {
+	return fmt.Sprintf("period %s, timeout %s, failureThreshold %d", fmtDur(t.Period), fmtDur(t.Timeout), t.Failure)
+}
+
+// fmtDur prints a duration compactly: 31s, 1.5s, 2m0s.
+func fmtDur(d time.Duration) string {
+	if d%time.Second == 0 && d < time.Minute {
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	}
+	return d.String()
+}
+
+// handlersEqual reports whether two probes run the same check, treating unset HTTP scheme and path
+// as their defaults.
+func handlersEqual(a, b *corev1.Probe) bool {
+	return reflect.DeepEqual(normalHandler(a.ProbeHandler), normalHandler(b.ProbeHandler))
+}
+
+func normalHandler(h corev1.ProbeHandler) corev1.ProbeHandler {
+	if h.HTTPGet != nil {
+		g := *h.HTTPGet
+		if g.Scheme == "" {
+			g.Scheme = corev1.URISchemeHTTP
+		}
+		if g.Path == "" {
+			g.Path = "/"
+		}
+		if len(g.HTTPHeaders) == 0 {
+			g.HTTPHeaders = nil
+		}
+		h.HTTPGet = &g
+	}
+	return h
+}
+
+// describeHandler prints a probe's check: "GET :8080/health/live", "TCP :5432", "exec [cat /tmp/ok]".
+func describeHandler(p *corev1.Probe) string {
+	switch {
+	case p.HTTPGet != nil:
+		scheme := ""
+		if p.HTTPGet.Scheme == corev1.URISchemeHTTPS {
+			scheme = "https "
+		}
+		path := p.HTTPGet.Path
+		if path == "" {
+			path = "/"
+		}
+		return fmt.Sprintf("%sGET :%s%s", scheme, p.HTTPGet.Port.String(), path)
+	case p.TCPSocket != nil:
+		return "TCP :" + p.TCPSocket.Port.String()
+	case p.GRPC != nil:
+		return fmt.Sprintf("gRPC :%d", p.GRPC.Port)
+	case p.Exec != nil:
+		return "exec [" + strings.Join(p.Exec.Command, " ") + "]"
+	}
+	return "no handler"
+}
+
+// httpPath returns the probe's HTTP path without a query, or "" for other handlers.
+func httpPath(p *corev1.Probe) string {
+	if p == nil || p.HTTPGet == nil {
+		return ""
+	}
+	path := p.HTTPGet.Path
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if path == "" {
+		path = "/"
+	}
+	return path
+}

@@ -1,0 +1,76 @@
+package lint
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Rule is one check. Each rule lives in its own file (rule_<name>.go) and registers itself.
+type Rule struct {
+	ID          string   // stable identifier, "PG001"
+	Name        string   // short slug, "identical-probes"
+	Severity    Severity // default severity; a finding may lower or raise it with a reason
+	Summary     string   // one line
+	Explanation string   // one paragraph: what goes wrong, under which failure, and why
+	Fix         string   // what to change
+	// Scenario is the probegate scenario that confirms a finding on a real cluster. Rules whose
+	// finding no scenario can show (the API server rejects the object) leave it empty and say how to
+	// confirm in ConfirmNote.
+	Scenario    string
+	ConfirmNote string
+	// Check inspects one workload (with the whole inventory in ctx) and returns its findings.
+	Check func(ctx *Context, w *Workload) []Finding
+}
+
+var registry = map[string]*Rule{}
+
+// register adds r to the rule set; it panics on a duplicate ID or name, a programming error.
+func register(r *Rule) {
+	if _, dup := registry[r.ID]; dup {
+		panic(fmt.Sprintf("lint: duplicate rule ID %s", r.ID))
+	}
+	for _, o := range registry {
+		if o.Name == r.Name {
+			panic(fmt.Sprintf("lint: duplicate rule name %s", r.Name))
+		}
+	}
+	registry[r.ID] = r
+}
+
+// Rules returns every rule, ordered by ID.
+func Rules() []*Rule {
+	out := make([]*Rule, 0, len(registry))
+	for _, r := range registry {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// RuleByID finds a rule by its ID or name.
+func RuleByID(id string) (*Rule, bool) {
+	if r, ok := registry[id]; ok {
+		return r, true
+	}
+	for _, r := range registry {
+		if r.Name == id {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// finding starts a finding of r about workload w at pos, with r's default severity.
+func (r *Rule) finding(ctx *Context, w *Workload, pos Position, container, format string, args ...any) Finding {
+	return Finding{
+		RuleID:    r.ID,
+		RuleName:  r.Name,
+		Severity:  r.Severity,
+		Object:    w.Ref(),
+		Namespace: w.Namespace,
+		Container: container,
+		Message:   fmt.Sprintf(format, args...),
+		Pos:       pos,
+		Confirm:   ctx.confirm(r, w),
+	}
+}

@@ -1,0 +1,40 @@
+package lint
+
+func init() {
+	register(&Rule{
+		ID:       "PG002",
+		Name:     "liveness-before-readiness",
+		Severity: Warning,
+		Summary:  "liveness can restart a container before readiness has withdrawn it",
+		Explanation: "After a fault starts, a probe reacts within its detection window [(F−1)·P, F·P + timeout]; " +
+			"a readiness failure then takes another moment to propagate from the kubelet through the " +
+			"EndpointSlice to kube-proxy. When the liveness window opens before the readiness window " +
+			"(plus propagation) closes, a stalled instance can be killed while it is still in the Service: " +
+			"its in-flight and newly routed requests fail, instead of traffic moving away first and the " +
+			"restart happening only if the instance does not recover.",
+		Fix: "Make liveness react later than readiness: a longer periodSeconds and/or higher failureThreshold on " +
+			"liveness so that (F−1)·P of liveness exceeds F·P + timeout of readiness plus propagation (about 1 s).",
+		Scenario: "event-loop-stall",
+		Check:    checkLivenessBeforeReadiness,
+	})
+}
+
+func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
+	r, _ := RuleByID("PG002")
+	var out []Finding
+	for _, c := range w.Containers() {
+		if c.LivenessProbe == nil || c.ReadinessProbe == nil {
+			continue
+		}
+		lw := timingOf(c.LivenessProbe).DetectionWindow()
+		rw := timingOf(c.ReadinessProbe).DetectionWindow()
+		withdrawn := rw.Latest + ctx.Config.Propagation
+		if lw.Earliest >= withdrawn {
+			continue
+		}
+		out = append(out, r.finding(ctx, w, w.AtContainer(c, Liveness.field()), c.Name,
+			"container %q: liveness fires %s after a stall starts, readiness withdraws at worst %s (+%s propagation): liveness window %s overlaps readiness window %s",
+			c.Name, fmtDur(lw.Earliest), fmtDur(rw.Latest), fmtDur(ctx.Config.Propagation), lw, rw))
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package lint
+
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func init() {
+	register(&Rule{
+		ID:       "PG011",
+		Name:     "probe-port-undeclared",
+		Severity: Warning,
+		Summary:  "a probe targets a port the container does not declare",
+		Explanation: "A named probe port that no containerPort carries can never be resolved, so the probe " +
+			"fails on every attempt: readiness never passes (the rollout hangs) or liveness restarts the " +
+			"container forever. A numeric port the container does not declare usually means a typo or a port " +
+			"changed in one place only (an admin port, the old listener), so the probe checks something other " +
+			"than what serves traffic.",
+		Fix: "Probe a port listed in the container's ports, by name where possible, so the probe and the " +
+			"listener change together.",
+		Scenario: "cold-start",
+		Check:    checkProbePort,
+	})
+}
+
+func checkProbePort(ctx *Context, w *Workload) []Finding {
+	r, _ := RuleByID("PG011")
+	var out []Finding
+	for _, c := range w.Containers() {
+		for _, kind := range []ProbeKind{Liveness, Readiness, Startup} {
+			p := probeOf(c, kind)
+			if p == nil {
+				continue
+			}
+			var port intstr.IntOrString
+			switch {
+			case p.HTTPGet != nil:
+				port = p.HTTPGet.Port
+			case p.TCPSocket != nil:
+				port = p.TCPSocket.Port
+			case p.GRPC != nil:
+				port = intstr.FromInt32(p.GRPC.Port)
+			default:
+				continue
+			}
+			pos := w.AtContainer(c, kind.field())
+			if port.Type == intstr.String {
+				if !hasNamedPort(c, port.StrVal) {
+					f := r.finding(ctx, w, pos, c.Name, "container %q: %s probe uses port name %q, which no containerPort declares: the probe can never succeed",
+						c.Name, kind, port.StrVal)
+					f.Severity = Error
+					out = append(out, f)
+				}
+				continue
+			}
+			if !hasPortNumber(c, port.IntVal) {
+				out = append(out, r.finding(ctx, w, pos, c.Name, "container %q: %s probe uses port %d, which the container does not declare (declared: %s)",
+					c.Name, kind, port.IntVal, declaredPorts(c)))
+			}
+		}
+	}
+	return out
+}
+
+func hasNamedPort(c ContainerRef, name string) bool {
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPortNumber(c ContainerRef, n int32) bool {
+	for _, p := range c.Ports {
+		if p.ContainerPort == n {
+			return true
+		}
+	}
+	return false
+}
+
+func declaredPorts(c ContainerRef) string {
+	if len(c.Ports) == 0 {
+		return "none"
+	}
+	s := ""
+	for i, p := range c.Ports {
+		if i > 0 {
+			s += ", "
+		}
+		s += strconv.Itoa(int(p.ContainerPort))
+		if p.Name != "" {
+			s += " (" + p.Name + ")"
+		}
+	}
+	return s
+}

@@ -1,0 +1,38 @@
+package lint
+
+func init() {
+	register(&Rule{
+		ID:       "PG007",
+		Name:     "readiness-window-too-long",
+		Severity: Warning,
+		Summary:  "readiness takes longer than the limit to withdraw a failing instance",
+		Explanation: "Readiness withdraws an instance at worst failureThreshold × periodSeconds + timeoutSeconds " +
+			"after it stops being able to serve, plus propagation to the EndpointSlice and kube-proxy. Until " +
+			"then, every request routed to it waits for a timeout or fails. The API defaults (period 10 s, " +
+			"threshold 3, timeout 1 s) give 31 s, long enough for users to notice and retries to pile up.",
+		Fix: "Use a short readiness period and a low failure threshold (for example periodSeconds 3–5, " +
+			"failureThreshold 2, timeoutSeconds 2); keep the endpoint cheap so probing often costs little, " +
+			"and add hysteresis in the application rather than in a long threshold.",
+		Scenario: "db-outage",
+		Check:    checkReadinessWindow,
+	})
+}
+
+func checkReadinessWindow(ctx *Context, w *Workload) []Finding {
+	r, _ := RuleByID("PG007")
+	var out []Finding
+	for _, c := range w.Containers() {
+		if c.ReadinessProbe == nil {
+			continue
+		}
+		t := timingOf(c.ReadinessProbe)
+		win := t.DetectionWindow()
+		if win.Latest <= ctx.Config.MaxReadinessWindow {
+			continue
+		}
+		out = append(out, r.finding(ctx, w, w.AtContainer(c, Readiness.field()), c.Name,
+			"container %q: readiness withdraws a failing instance only after up to %s (%s), above the limit %s",
+			c.Name, fmtDur(win.Latest), t.schedule(), fmtDur(ctx.Config.MaxReadinessWindow)))
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+package lint
+
+func init() {
+	register(&Rule{
+		ID:       "PG004",
+		Name:     "startup-budget-below-cold-start",
+		Severity: Error,
+		Summary:  "the startup budget is shorter than a measured cold start",
+		Explanation: "The kubelet kills a container whose startupProbe (or, without one, liveness) has not " +
+			"succeeded within initialDelaySeconds + failureThreshold × periodSeconds. When a measured cold " +
+			"start takes longer, every cold start ends in a kill and a restart that is just as slow: the pod " +
+			"never becomes ready, and a rollout or node drain stalls or takes capacity down with it.",
+		Fix: "Raise the startupProbe's failureThreshold (keep periodSeconds short) until failureThreshold × " +
+			"periodSeconds covers the slowest measured cold start with margin; if there is no startupProbe, " +
+			"add one rather than stretching liveness.",
+		Scenario: "cold-start",
+		Check:    checkStartupBudget,
+	})
+}
+
+func checkStartupBudget(ctx *Context, w *Workload) []Finding {
+	r, _ := RuleByID("PG004")
+	cold := ctx.Config.ColdStart
+	if cold <= 0 {
+		return nil
+	}
+	var out []Finding
+	for _, c := range w.Containers() {
+		kind := Startup
+		p := c.StartupProbe
+		if p == nil {
+			kind, p = Liveness, c.LivenessProbe
+		}
+		if p == nil {
+			continue
+		}
+		budget := timingOf(p).Budget()
+		if budget >= cold {
+			continue
+		}
+		out = append(out, r.finding(ctx, w, w.AtContainer(c, kind.field()), c.Name,
+			"container %q: %s budget initialDelay + F·P = %s is shorter than the measured cold start %s (%s): it is killed before bootstrap ends",
+			c.Name, kind, fmtDur(budget), fmtDur(cold), ctx.Config.ColdStartSource))
+	}
+	return out
+}
