@@ -62,7 +62,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	eps := buildEndpoints(in.Entries)
 	spans := withdrawnSpans(eps)
 	if len(spans) == 0 {
-		r.Observed = "no endpoint was withdrawn during the run"
+		r.Observed = "no endpoint was withdrawn during the run: nothing to judge"
 		if in.Params.Bool("require-withdrawal", true) {
 			r.failAt(0)
 		}

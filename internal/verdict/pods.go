@@ -56,8 +56,7 @@ var (
 )
 
 // buildPods reads pod transitions and restarts. A container state transition counts as an exit when
-// its To starts with "terminated"; the exit code and reason are read from To and Detail
-// ("exitCode=137 reason=Error").
+// its To starts with "terminated" (see parseExit).
 func buildPods(entries []timeline.Entry) map[string]*podLife {
 	pods := map[string]*podLife{}
 	get := func(name string) *podLife {
@@ -103,17 +102,11 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 				}
 			case strings.HasPrefix(c.Field, "container/") && strings.HasSuffix(c.Field, "/state") &&
 				strings.HasPrefix(strings.ToLower(c.To), "terminated"):
-				x := containerExit{mark: m, Container: strings.TrimSuffix(strings.TrimPrefix(c.Field, "container/"), "/state")}
-				text := c.To + " " + c.Detail
-				if sm := exitCodeRE.FindStringSubmatch(text); sm != nil {
-					if n, err := strconv.ParseInt(sm[1], 10, 32); err == nil {
-						code := int32(n)
-						x.ExitCode = &code
-					}
+				name := strings.TrimSuffix(strings.TrimPrefix(c.Field, "container/"), "/state")
+				if strings.HasPrefix(name, "init:") {
+					continue // an init container finishing is not the process exiting
 				}
-				if sm := reasonRE.FindStringSubmatch(text); sm != nil {
-					x.Reason = sm[1]
-				}
+				x := parseExit(m, name, c.To, c.Detail)
 				p.Exits = append(p.Exits, x)
 			}
 		}
@@ -122,7 +115,33 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 }
 
 func isReadyField(f string) bool {
-	return f == "condition/Ready" || (strings.HasPrefix(f, "container/") && strings.HasSuffix(f, "/ready"))
+	return f == "condition/Ready" ||
+		(strings.HasPrefix(f, "container/") && !strings.HasPrefix(f, "container/init:") && strings.HasSuffix(f, "/ready"))
+}
+
+// parseExit reads a terminated container state as the pod observer writes it,
+// "terminated:<Reason>:<ExitCode>", or a free form with "exitCode=N reason=X" in To or Detail.
+func parseExit(m mark, container, to, detail string) containerExit {
+	x := containerExit{mark: m, Container: container}
+	if parts := strings.Split(to, ":"); len(parts) == 3 {
+		x.Reason = parts[1]
+		if n, err := strconv.ParseInt(parts[2], 10, 32); err == nil {
+			code := int32(n)
+			x.ExitCode = &code
+		}
+		return x
+	}
+	text := to + " " + detail
+	if sm := exitCodeRE.FindStringSubmatch(text); sm != nil {
+		if n, err := strconv.ParseInt(sm[1], 10, 32); err == nil {
+			code := int32(n)
+			x.ExitCode = &code
+		}
+	}
+	if sm := reasonRE.FindStringSubmatch(text); sm != nil {
+		x.Reason = sm[1]
+	}
+	return x
 }
 
 func sortedPodNames(pods map[string]*podLife) []string {

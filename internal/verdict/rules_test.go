@@ -1,0 +1,272 @@
+package verdict_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/internal/verdict"
+	vt "github.com/probegate/probegate/internal/verdict/verdicttest"
+)
+
+const s = time.Second
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// base is three pods bootstrapped and ready at 0–1s, with 30 req/s of load from 1s to 40s.
+func base() *vt.Builder {
+	b := vt.New()
+	for _, p := range []string{"a", "b", "c"} {
+		b.Created(0, p).ContainerReady(ms(800), p)
+	}
+	return b.Ready(s, "a", "b", "c").Traffic(s, 40*s, 30)
+}
+
+type ruleCase struct {
+	name     string
+	rule     string
+	params   map[string]string
+	run      *vt.Builder
+	want     verdict.Status
+	observed string        // substring of Observed
+	at       time.Duration // when want is Fail: the expected At (-1: don't check)
+	figures  map[string]float64
+}
+
+func TestRules(t *testing.T) {
+	cases := []ruleCase{
+		// no-liveness-restarts
+		{name: "no restarts", rule: "no-liveness-restarts", run: base(), want: verdict.Pass, observed: "0 liveness restarts"},
+		{name: "other cause only", rule: "no-liveness-restarts", run: base().Restart(20*s, "a", timeline.CauseOOM), want: verdict.Pass,
+			figures: map[string]float64{"other_restarts": 1}},
+		{name: "liveness restart", rule: "no-liveness-restarts", run: base().Restart(20*s, "b", timeline.CauseLiveness), want: verdict.Fail,
+			at: 20 * s, figures: map[string]float64{"liveness_restarts": 1}},
+
+		// liveness-restart-in-window: window [2s, 5s] + 10s grace + 2s restart = by 17s
+		{name: "restart in window", rule: "liveness-restart-in-window",
+			run:  base().Inject(10*s, "stall", "a").NotReady(13*s, "a").Restart(22*s, "a", timeline.CauseLiveness).Ready(25*s, "a"),
+			want: verdict.Pass, observed: "a restarted 12s after the fault"},
+		{name: "restart late", rule: "liveness-restart-in-window",
+			run:  base().Inject(10*s, "stall", "a").Restart(28*s, "a", timeline.CauseLiveness),
+			want: verdict.Fail, at: 28 * s},
+		{name: "restart early", rule: "liveness-restart-in-window",
+			run:  base().Inject(10*s, "stall", "a").Restart(11*s, "a", timeline.CauseLiveness),
+			want: verdict.Fail, at: 11 * s},
+		{name: "never restarted", rule: "liveness-restart-in-window",
+			run:  base().Inject(10*s, "stall", "a"),
+			want: verdict.Fail, at: 27 * s, observed: "never restarted"},
+		{name: "bystander restarted", rule: "liveness-restart-in-window",
+			run:  base().Inject(10*s, "stall", "a").Restart(20*s, "a", timeline.CauseLiveness).Restart(21*s, "c", timeline.CauseLiveness),
+			want: verdict.Fail, at: 21 * s, figures: map[string]float64{"other_liveness_restarts": 1}},
+		{name: "within param tightens", rule: "liveness-restart-in-window", params: map[string]string{"within": "8s"},
+			run:  base().Inject(10*s, "stall", "a").Restart(22*s, "a", timeline.CauseLiveness),
+			want: verdict.Fail, at: 22 * s},
+		{name: "fault skipped", rule: "liveness-restart-in-window",
+			run: base().Skip(10*s, "stall", "target has no admin endpoint"), want: verdict.Skip, observed: "no admin endpoint"},
+		{name: "no fault at all", rule: "liveness-restart-in-window", run: base(), want: verdict.Fail, at: 0, observed: "no fault"},
+
+		// readiness-withdrawn-in-window: [1s, 3s] + 2s propagation = by 5s
+		{name: "withdrawn in window", rule: "readiness-withdrawn-in-window",
+			run: base().Inject(10*s, "stall", "a").NotReady(13*s, "a"), want: verdict.Pass, observed: "1 of 1"},
+		{name: "withdrawn late", rule: "readiness-withdrawn-in-window",
+			run: base().Inject(10*s, "stall", "a").NotReady(ms(16500), "a"), want: verdict.Fail, at: 15 * s, observed: "0 of 1"},
+		{name: "withdrawn too early", rule: "readiness-withdrawn-in-window",
+			run: base().Inject(10*s, "stall", "a").NotReady(ms(10300), "a"), want: verdict.Fail, at: 15 * s},
+		{name: "never withdrawn", rule: "readiness-withdrawn-in-window",
+			run: base().Inject(10*s, "stall", "a"), want: verdict.Fail, at: 15 * s, observed: "never withdrawn"},
+		{name: "shared outage: all must withdraw", rule: "readiness-withdrawn-in-window",
+			run: base().Inject(10*s, "db-latency", "").NotReady(12*s, "a"), want: verdict.Fail, observed: "1 of 3", at: 15 * s},
+		{name: "shared outage: min-withdrawn 1", rule: "readiness-withdrawn-in-window", params: map[string]string{"min-withdrawn": "1"},
+			run: base().Inject(10*s, "db-latency", "").NotReady(12*s, "a"), want: verdict.Pass},
+
+		// readiness-not-withdrawn
+		{name: "stays ready", rule: "readiness-not-withdrawn",
+			run: base().Inject(10*s, "db-latency", "").Revert(20*s, "db-latency", ""), want: verdict.Pass, observed: "0 withdrawals of 3"},
+		{name: "withdrawn during fault", rule: "readiness-not-withdrawn",
+			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "b").Revert(20*s, "db-latency", "").Ready(21*s, "b"),
+			want: verdict.Fail, at: 12 * s},
+		{name: "withdrawn just after revert", rule: "readiness-not-withdrawn",
+			run:  base().Inject(10*s, "db-latency", "").Revert(20*s, "db-latency", "").NotReady(22*s, "b"),
+			want: verdict.Fail, at: 22 * s},
+		{name: "termination is not withdrawal", rule: "readiness-not-withdrawn",
+			run:  base().Inject(10*s, "db-latency", "").Deleting(15*s, "c", 10*s).Terminating(ms(15500), "c").Revert(20*s, "db-latency", ""),
+			want: verdict.Pass},
+		{name: "no fault: judged over the load", rule: "readiness-not-withdrawn",
+			run: base().NotReady(30*s, "c"), want: verdict.Fail, at: 30 * s},
+
+		// min-ready-endpoints
+		{name: "one pod withdrawn", rule: "min-ready-endpoints",
+			run: base().NotReady(13*s, "a").Ready(25*s, "a"), want: verdict.Pass, figures: map[string]float64{"min_ready": 2}},
+		{name: "all withdrawn", rule: "min-ready-endpoints",
+			run:  base().NotReady(13*s, "a").NotReady(ms(13200), "b").NotReady(ms(13400), "c").Ready(20*s, "a", "b", "c"),
+			want: verdict.Fail, at: ms(13400), figures: map[string]float64{"min_ready": 0}},
+		{name: "min 3 with one withdrawn", rule: "min-ready-endpoints", params: map[string]string{"min": "3"},
+			run: base().NotReady(13*s, "a").Ready(25*s, "a"), want: verdict.Fail, at: 13 * s, observed: "below 3 for 12s"},
+		{name: "short dip within grace", rule: "min-ready-endpoints", params: map[string]string{"min": "3", "grace": "1s"},
+			run: base().NotReady(13*s, "a").Ready(ms(13500), "a"), want: verdict.Pass},
+
+		// terminating-before-exit
+		{name: "withdrawn before exit", rule: "terminating-before-exit",
+			run:  base().Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Exited(13*s, "a", 0).Removed(ms(13200), "a").Deleted(ms(13500), "a"),
+			want: verdict.Pass, figures: map[string]float64{"min_lead_s": 2.2}},
+		{name: "exit while ready", rule: "terminating-before-exit",
+			run:  base().Deleting(10*s, "a", 10*s).Exited(ms(10500), "a", 0).Terminating(11*s, "a"),
+			want: verdict.Fail, at: ms(10500), observed: "exited while still ready"},
+		{name: "exit never seen", rule: "terminating-before-exit",
+			run: base().Deleting(10*s, "a", 10*s).Terminating(11*s, "a"), want: verdict.Fail, at: 10 * s},
+		{name: "nothing deleted", rule: "terminating-before-exit", run: base(), want: verdict.Fail, at: 0, observed: "no pod was deleted"},
+
+		// no-traffic-after-withdrawal (allowance 2s)
+		{name: "balancer honours withdrawal", rule: "no-traffic-after-withdrawal",
+			run: base().NotReady(13*s, "a").OK(14*s, "a").Ready(25*s, "a"), want: verdict.Pass, figures: map[string]float64{"after_withdrawal": 0}},
+		{name: "new request after allowance", rule: "no-traffic-after-withdrawal",
+			run: base().NotReady(13*s, "a").OK(16*s, "a").Ready(25*s, "a"), want: verdict.Fail, at: 16 * s, figures: map[string]float64{"after_withdrawal": 1}},
+		{name: "keep-alive leak is a figure", rule: "no-traffic-after-withdrawal",
+			run:  base().NotReady(13*s, "a").Request(16*s, "a", 200, "", true).Ready(25*s, "a"),
+			want: verdict.Pass, figures: map[string]float64{"keepalive_leak": 1, "after_withdrawal": 0}},
+		{name: "keep-alive leak counted", rule: "no-traffic-after-withdrawal", params: map[string]string{"count-reused": "true"},
+			run:  base().NotReady(13*s, "a").Request(16*s, "a", 200, "", true).Ready(25*s, "a"),
+			want: verdict.Fail, at: 16 * s},
+		{name: "traffic after return is fine", rule: "no-traffic-after-withdrawal",
+			run: base().NotReady(13*s, "a").Ready(25*s, "a").OK(26*s, "a"), want: verdict.Pass},
+		{name: "no withdrawal", rule: "no-traffic-after-withdrawal", run: base(), want: verdict.Fail, at: 0},
+		{name: "no withdrawal allowed", rule: "no-traffic-after-withdrawal", params: map[string]string{"require-withdrawal": "false"},
+			run: base(), want: verdict.Pass},
+
+		// even-share
+		{name: "round robin", rule: "even-share", run: base().NotReady(13*s, "a").Ready(25*s, "a"), want: verdict.Pass,
+			figures: map[string]float64{"windows_judged": 3}},
+		{name: "one pod hogs traffic", rule: "even-share", run: hog(base(), "b", 5*s, 10*s, 300), want: verdict.Fail, at: s},
+		{name: "generous bound", rule: "even-share", params: map[string]string{"max-ratio": "4"}, run: hog(base(), "b", 5*s, 10*s, 300), want: verdict.Pass},
+		{name: "ready pod starved", rule: "even-share", run: starve(), want: verdict.Fail, at: s},
+
+		// failed-requests-budget
+		{name: "no failures", rule: "failed-requests-budget", run: base(), want: verdict.Pass, observed: "0 of 1170"},
+		{name: "classified within budget", rule: "failed-requests-budget", params: map[string]string{"max": "6"}, run: failures(), want: verdict.Pass,
+			figures: map[string]float64{"failed": 6, "failed_during_termination": 2, "failed_connection_reuse": 1, "failed_before_detection": 1,
+				"failed_after_withdrawal": 1, "failed_other": 1}},
+		{name: "over budget", rule: "failed-requests-budget", params: map[string]string{"max": "5"}, run: failures(), want: verdict.Fail, at: 38 * s},
+		{name: "class budget", rule: "failed-requests-budget", params: map[string]string{"max": "10", "max-during-termination": "1"},
+			run: failures(), want: verdict.Fail, at: 12 * s},
+		{name: "ratio budget", rule: "failed-requests-budget", params: map[string]string{"max": "100", "max-ratio": "0.001"},
+			run: failures(), want: verdict.Fail, at: ms(10500)},
+
+		// recovery-within: readiness recovery [0s, 2s] + 2s = by 4s
+		{name: "recovered", rule: "recovery-within",
+			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(20*s, "db-latency", "").Ready(22*s, "a"),
+			want: verdict.Pass, figures: map[string]float64{"recovery_s": 2}},
+		{name: "recovered late", rule: "recovery-within",
+			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(20*s, "db-latency", "").Ready(26*s, "a"),
+			want: verdict.Fail, at: 26 * s},
+		{name: "never recovered", rule: "recovery-within",
+			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(20*s, "db-latency", ""),
+			want: verdict.Fail, at: 24 * s, observed: "not recovered"},
+		{name: "pod delete replaced", rule: "recovery-within",
+			run:  base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Created(11*s, "d").Ready(13*s, "d"),
+			want: verdict.Pass, figures: map[string]float64{"recovery_s": 3}},
+		{name: "within param", rule: "recovery-within", params: map[string]string{"within": "1s"},
+			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(20*s, "db-latency", "").Ready(22*s, "a"),
+			want: verdict.Fail, at: 22 * s},
+
+		// no-forced-kill (grace 10s from the deletion, tolerance 1s)
+		{name: "clean exit", rule: "no-forced-kill", run: base().Deleting(10*s, "a", 10*s).Exited(13*s, "a", 0), want: verdict.Pass,
+			figures: map[string]float64{"forced_kills": 0, "longest_exit_s": 3}},
+		{name: "sigkill", rule: "no-forced-kill", run: base().Deleting(10*s, "a", 10*s).Exited(20*s, "a", 137), want: verdict.Fail, at: 20 * s,
+			observed: "exit code 137"},
+		{name: "exit after grace", rule: "no-forced-kill", run: base().Deleting(10*s, "a", 10*s).Exited(22*s, "a", 143), want: verdict.Fail, at: 22 * s},
+		{name: "forced kill expected and seen", rule: "no-forced-kill", params: map[string]string{"expected": "true"},
+			run: base().Deleting(10*s, "a", 5*s).Exited(15*s, "a", 137), want: verdict.Pass},
+		{name: "forced kill expected, clean exit", rule: "no-forced-kill", params: map[string]string{"expected": "true"},
+			run: base().Deleting(10*s, "a", 5*s).Exited(12*s, "a", 0), want: verdict.Fail, at: 0},
+
+		// startup-not-killed
+		{name: "clean bootstrap", rule: "startup-not-killed", run: base().Restart(30*s, "a", timeline.CauseLiveness), want: verdict.Pass,
+			figures: map[string]float64{"pods_ready": 3}},
+		{name: "liveness kill during bootstrap", rule: "startup-not-killed",
+			run:  base().Created(2*s, "d").Restart(8*s, "d", timeline.CauseLiveness).ContainerReady(20*s, "d"),
+			want: verdict.Fail, at: 8 * s, figures: map[string]float64{"bootstrap_kills": 1}},
+		{name: "startup kill", rule: "startup-not-killed", run: base().Created(2*s, "d").Restart(33*s, "d", timeline.CauseStartup),
+			want: verdict.Fail, at: 33 * s},
+		{name: "nobody became ready", rule: "startup-not-killed", run: vt.New().Created(0, "a"), want: verdict.Fail, at: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.rule+"/"+tc.name, func(t *testing.T) {
+			res, err := verdict.Evaluate(tc.run.Input(), verdict.Spec{Rule: tc.rule, Params: tc.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dump := func() string { b, _ := json.MarshalIndent(res, "", "  "); return string(b) }
+			if res.Status != tc.want {
+				t.Fatalf("status %s, want %s\n%s", res.Status, tc.want, dump())
+			}
+			if res.Rule != tc.rule || res.Title == "" || res.Expected == "" || res.Observed == "" {
+				t.Errorf("result lacks rule, title, expected or observed:\n%s", dump())
+			}
+			if tc.observed != "" && !strings.Contains(res.Observed, tc.observed) {
+				t.Errorf("observed %q does not contain %q", res.Observed, tc.observed)
+			}
+			for k, v := range tc.figures {
+				if got, ok := res.Figures[k]; !ok || got != v {
+					t.Errorf("figure %s = %v (present %v), want %v\n%s", k, got, ok, v, dump())
+				}
+			}
+			if tc.want == verdict.Fail {
+				if res.At == nil {
+					t.Fatalf("failed without At\n%s", dump())
+				}
+				if *res.At != tc.at {
+					t.Errorf("At = %s, want %s\n%s", *res.At, tc.at, dump())
+				}
+				if len(res.Evidence) == 0 && !strings.Contains(res.Observed, "nothing to judge") && !strings.Contains(res.Observed, "no pod") {
+					t.Errorf("failed without evidence\n%s", dump())
+				}
+			} else if res.At != nil {
+				t.Errorf("%s result has At %s", res.Status, *res.At)
+			}
+		})
+	}
+}
+
+// hog adds n extra requests to pod between from and to.
+func hog(b *vt.Builder, pod string, from, to time.Duration, n int) *vt.Builder {
+	step := (to - from) / time.Duration(n)
+	for i := 0; i < n; i++ {
+		b.OK(from+time.Duration(i)*step, pod)
+	}
+	return b
+}
+
+// starve has three ready pods but only a and b serving.
+func starve() *vt.Builder {
+	b := vt.New().Ready(0, "a", "b", "c")
+	for t := s; t < 30*s; t += 50 * time.Millisecond {
+		pod := "a"
+		if (t/(50*time.Millisecond))%2 == 0 {
+			pod = "b"
+		}
+		b.OK(t, pod)
+	}
+	return b
+}
+
+// failures has one failed request of every class:
+//   - 10.5s reset from a while a terminates, 12s refused while a terminates → during-termination (2)
+//   - 20s reset on a reused connection to b → connection-reuse
+//   - 25.5s 503 from b after db-latency on b starts at 25s, before b withdraws at 27s → before-detection
+//   - 30s 503 from b, withdrawn at 27s (more than the 2s allowance before) → after-withdrawal
+//   - 38s 500 from c with nothing going on → other
+func failures() *vt.Builder {
+	return base().
+		Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Exited(13*s, "a", 0).
+		Request(ms(10500), "a", 0, timeline.ErrReset, false).
+		Request(12*s, "", 0, timeline.ErrRefused, false).
+		Request(20*s, "b", 0, timeline.ErrReset, true).
+		Inject(25*s, "db-latency", "b").
+		Request(ms(25500), "b", 503, timeline.ErrHTTP5xx, false).
+		NotReady(27*s, "b").
+		Request(30*s, "b", 503, timeline.ErrHTTP5xx, false).
+		Revert(31*s, "db-latency", "b").Ready(33*s, "b").
+		Request(38*s, "c", 500, timeline.ErrHTTP5xx, false)
+}

@@ -1,0 +1,298 @@
+// Package verdicttest builds recorded runs fluently for tests of verdict rules and reports:
+//
+//	in := verdicttest.New().
+//		Ready(0, "a", "b", "c").
+//		Traffic(0, 60*time.Second, 30).
+//		Inject(10*time.Second, "stall", "a").
+//		NotReady(13*time.Second, "a").
+//		Input()
+//
+// Entries get increasing Seq numbers in the order they are added and are sorted by T on output.
+// Traffic is generated when Input is called, served round-robin by the pods whose endpoint is
+// ready at each request's start (a perfect load balancer), so endpoint changes steer it.
+package verdicttest
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/probegate/probegate/internal/oracle"
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/internal/verdict"
+)
+
+// Container is the container name the builder uses for pod transitions and restarts.
+const Container = "app"
+
+// Start is the wall-clock instant offset 0 maps to.
+var Start = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// Builder accumulates a run. Its methods return the builder for chaining.
+type Builder struct {
+	entries  []timeline.Entry
+	requests []timeline.Request
+	traffic  []traffic
+	seq      int64
+	rseq     uint64
+	eps      map[string]*timeline.EndpointState
+	restarts map[string]int32
+	oracle   oracle.Oracle
+	faults   []verdict.FaultWindow
+	load     verdict.Span
+}
+
+type traffic struct {
+	from, to time.Duration
+	rate     int
+}
+
+// New returns an empty run judged against DefaultOracle.
+func New() *Builder {
+	return &Builder{eps: map[string]*timeline.EndpointState{}, restarts: map[string]int32{}, oracle: DefaultOracle()}
+}
+
+// Oracle sets the timing oracle.
+func (b *Builder) Oracle(o oracle.Oracle) *Builder { b.oracle = o; return b }
+
+// Faults sets Input.Faults explicitly (instead of deriving them from fault entries).
+func (b *Builder) Faults(f ...verdict.FaultWindow) *Builder { b.faults = f; return b }
+
+// LoadSpan sets Input.Load explicitly.
+func (b *Builder) LoadSpan(from, to time.Duration) *Builder {
+	b.load = verdict.Span{Start: from, End: to}
+	return b
+}
+
+// Entry appends a raw entry (its Seq and At are set by the builder).
+func (b *Builder) Entry(e timeline.Entry) *Builder {
+	b.seq++
+	e.Seq = b.seq
+	e.At = Start.Add(e.T)
+	b.entries = append(b.entries, e)
+	return b
+}
+
+// LastSeq is the Seq of the entry added last.
+func (b *Builder) LastSeq() int64 { return b.seq }
+
+func (b *Builder) endpoint(t time.Duration, pod string, to *timeline.EndpointState) {
+	from := b.eps[pod]
+	change := timeline.EndpointChanged
+	switch {
+	case from == nil && to == nil:
+		return
+	case from == nil:
+		change = timeline.EndpointAdded
+	case to == nil:
+		change = timeline.EndpointRemoved
+	}
+	b.Entry(timeline.Entry{T: t, Kind: timeline.KindEndpoint, Pod: pod, Endpoint: &timeline.EndpointTransition{
+		Change: change, Slice: "target-abcde", Address: address(pod), Node: "probegate-control-plane", From: from, To: to,
+	}})
+	b.eps[pod] = to
+}
+
+func address(pod string) string {
+	h := 0
+	for _, c := range pod {
+		h = h*31 + int(c)
+	}
+	return fmt.Sprintf("10.244.0.%d", 2+h%250)
+}
+
+// Ready marks the pods' endpoints ready (adding them if new).
+func (b *Builder) Ready(t time.Duration, pods ...string) *Builder {
+	for _, p := range pods {
+		b.endpoint(t, p, &timeline.EndpointState{Ready: true, Serving: true})
+	}
+	return b
+}
+
+// NotReady marks the pods' endpoints ready=false (readiness withdrawal).
+func (b *Builder) NotReady(t time.Duration, pods ...string) *Builder {
+	for _, p := range pods {
+		b.endpoint(t, p, &timeline.EndpointState{Ready: false, Serving: false})
+	}
+	return b
+}
+
+// Terminating marks the pods' endpoints ready=false, serving=true, terminating=true.
+func (b *Builder) Terminating(t time.Duration, pods ...string) *Builder {
+	for _, p := range pods {
+		b.endpoint(t, p, &timeline.EndpointState{Ready: false, Serving: true, Terminating: true})
+	}
+	return b
+}
+
+// Removed removes the pods' endpoints.
+func (b *Builder) Removed(t time.Duration, pods ...string) *Builder {
+	for _, p := range pods {
+		b.endpoint(t, p, nil)
+	}
+	return b
+}
+
+func (b *Builder) pod(t time.Duration, pod string, c timeline.PodTransition) *Builder {
+	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindPod, Pod: pod, PodChange: &c})
+}
+
+// Created records the pod's creation.
+func (b *Builder) Created(t time.Duration, pod string) *Builder {
+	return b.pod(t, pod, timeline.PodTransition{Field: "created", To: "Pending"})
+}
+
+// ContainerReady records the pod's container becoming ready.
+func (b *Builder) ContainerReady(t time.Duration, pod string) *Builder {
+	return b.pod(t, pod, timeline.PodTransition{Field: "container/" + Container + "/ready", From: "false", To: "true"})
+}
+
+// Deleting records the pod's deletion request with its grace period.
+func (b *Builder) Deleting(t time.Duration, pod string, grace time.Duration) *Builder {
+	g := int64(grace / time.Second)
+	return b.pod(t, pod, timeline.PodTransition{Field: "deleting", To: "true", GracePeriodSeconds: &g})
+}
+
+// Exited records the pod's container terminating with exitCode, as the pod observer writes it.
+func (b *Builder) Exited(t time.Duration, pod string, exitCode int32) *Builder {
+	reason := "Completed"
+	if exitCode != 0 {
+		reason = "Error"
+	}
+	return b.pod(t, pod, timeline.PodTransition{Field: "container/" + Container + "/state", From: "running",
+		To: fmt.Sprintf("terminated:%s:%d", reason, exitCode)})
+}
+
+// Deleted records the pod object going away.
+func (b *Builder) Deleted(t time.Duration, pod string) *Builder {
+	return b.pod(t, pod, timeline.PodTransition{Field: "deleted", From: "Running"})
+}
+
+// Restart records a rise of the pod's restartCount with the given cause.
+func (b *Builder) Restart(t time.Duration, pod string, cause timeline.RestartCause) *Builder {
+	b.restarts[pod]++
+	code := int32(137)
+	if cause == timeline.CauseAppExit {
+		code = 1
+	}
+	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindRestart, Pod: pod, Restart: &timeline.ContainerRestart{
+		Container: Container, RestartCount: b.restarts[pod], Reason: "Error", ExitCode: code, Cause: cause,
+		Evidence: "verdicttest: " + string(cause),
+	}})
+}
+
+func (b *Builder) fault(t time.Duration, action, name, typ string, pod string, detail string) *Builder {
+	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindFault, Pod: pod, Fault: &timeline.FaultAction{
+		Type: typ, Name: name, Action: action, Target: pod, Detail: detail,
+	}})
+}
+
+// Inject records a fault of type typ (named after it) injected on pod ("" for a shared fault such
+// as database slowness).
+func (b *Builder) Inject(t time.Duration, typ, pod string) *Builder {
+	return b.fault(t, timeline.FaultInject, typ, typ, pod, "")
+}
+
+// Revert records the revert of the fault named typ.
+func (b *Builder) Revert(t time.Duration, typ, pod string) *Builder {
+	return b.fault(t, timeline.FaultRevert, typ, typ, pod, "")
+}
+
+// Skip records a fault the target could not take.
+func (b *Builder) Skip(t time.Duration, typ, note string) *Builder {
+	return b.fault(t, timeline.FaultSkip, typ, typ, "", note)
+}
+
+// Request adds one request; status 0 with an error class makes a transport failure.
+func (b *Builder) Request(t time.Duration, pod string, status int, class timeline.ErrorClass, reused bool) *Builder {
+	b.rseq++
+	b.requests = append(b.requests, timeline.Request{
+		Seq: b.rseq, T: t, Start: Start.Add(t), Latency: 5 * time.Millisecond, Status: status, Error: class, Pod: pod, Reused: reused,
+	})
+	return b
+}
+
+// OK adds one successful request served by pod.
+func (b *Builder) OK(t time.Duration, pod string) *Builder { return b.Request(t, pod, 200, "", false) }
+
+// Traffic adds rate requests per second in [from, to), served round-robin by the ready pods at each
+// request's start; with none ready the request is refused.
+func (b *Builder) Traffic(from, to time.Duration, rate int) *Builder {
+	b.traffic = append(b.traffic, traffic{from, to, rate})
+	return b
+}
+
+// Entries returns the entries sorted by T (then Seq).
+func (b *Builder) Entries() []timeline.Entry {
+	out := append([]timeline.Entry(nil), b.entries...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].T != out[j].T {
+			return out[i].T < out[j].T
+		}
+		return out[i].Seq < out[j].Seq
+	})
+	return out
+}
+
+// Requests returns the explicit requests plus the generated traffic, sorted by T.
+func (b *Builder) Requests() []timeline.Request {
+	out := append([]timeline.Request(nil), b.requests...)
+	entries := b.Entries()
+	seq := b.rseq
+	for _, tr := range b.traffic {
+		n := int64(tr.to-tr.from) * int64(tr.rate) / int64(time.Second)
+		turn := 0
+		for i := int64(0); i < n; i++ {
+			t := tr.from + time.Duration(i*int64(time.Second)/int64(tr.rate))
+			ready := readyAt(entries, t)
+			seq++
+			q := timeline.Request{Seq: seq, T: t, Start: Start.Add(t), Latency: 5 * time.Millisecond}
+			if len(ready) == 0 {
+				q.Error, q.Detail = timeline.ErrRefused, "connection refused"
+			} else {
+				q.Status, q.Pod, q.Bytes = 200, ready[turn%len(ready)], 64
+				turn++
+			}
+			out = append(out, q)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].T < out[j].T })
+	return out
+}
+
+// readyAt is the sorted pods whose endpoint is ready at t.
+func readyAt(entries []timeline.Entry, t time.Duration) []string {
+	state := map[string]bool{}
+	for _, e := range entries {
+		if e.T > t {
+			break
+		}
+		if e.Kind == timeline.KindEndpoint && e.Endpoint != nil {
+			to := e.Endpoint.To
+			state[e.Pod] = to != nil && to.Ready
+		}
+	}
+	var out []string
+	for p, ok := range state {
+		if ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Input returns the run as a verdict.Input.
+func (b *Builder) Input() verdict.Input {
+	return verdict.Input{Entries: b.Entries(), Requests: b.Requests(), Oracle: b.oracle, Faults: b.faults, Load: b.load}
+}
+
+// Timeline returns the entries as a timeline.Timeline (Seq renumbered in time order).
+func (b *Builder) Timeline() *timeline.Timeline {
+	tl := timeline.New(Start)
+	for _, e := range b.Entries() {
+		e.Seq = 0
+		tl.Append(e)
+	}
+	return tl
+}
