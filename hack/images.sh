@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds every image the cluster runs, each cached by the hash of its inputs, with no pulls:
+#   probegate/target     FROM scratch, the static fixtures/target binary
+#   probegate/toxiproxy  FROM scratch, toxiproxy's cmd/server at $TOXIPROXY_VERSION (a throwaway module)
+#   probegate/postgres   Debian's postgresql-15 on an imported debootstrap rootfs
+# Each image is tagged :<content hash> and :dev (the tag the manifests in fixtures/manifests use).
+# A build whose hash tag already exists is skipped. Usage: hack/images.sh [target|toxiproxy|postgres]...
+source "$(dirname "$0")/lib/common.sh"
+
+if [ -x "$HACK_DIR/host-prep.sh" ] && [ "$(id -u)" = 0 ]; then
+  "$HACK_DIR/host-prep.sh" || die "host preparation failed"
+fi
+docker info >/dev/null 2>&1 || die "docker is not running (run hack/host-prep.sh)"
+# The classic builder: FROM scratch and FROM a local image never reach a registry.
+export DOCKER_BUILDKIT=0
+IMAGES_DIR="$REPO_ROOT/fixtures/images"
+mkdir -p "$PROBEGATE_CACHE/images"
+
+have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# hash_files FILE... hashes file names and contents (order-independent of the caller).
+hash_files() {
+  local f
+  for f in $(printf '%s\n' "$@" | sort); do printf '%s\n' "${f#"$REPO_ROOT"/}"; cat "$f"; done | sha256sum | cut -c1-12
+}
+
+# tag_build NAME HASH CONTEXT [docker build args...]: builds CONTEXT as probegate/NAME:HASH and :dev.
+tag_build() {
+  local name=$1 hash=$2 ctx=$3; shift 3
+  docker build -q "$@" -t "probegate/$name:$hash" -t "probegate/$name:dev" "$ctx" >/dev/null \
+    || die "docker build of probegate/$name failed"
+  log "built probegate/$name:$hash (also :dev)"
+}
+
+# skip_if_current NAME HASH: re-points :dev and succeeds when probegate/NAME:HASH exists.
+skip_if_current() {
+  if have_image "probegate/$1:$2"; then
+    docker tag "probegate/$1:$2" "probegate/$1:dev"
+    log "probegate/$1:$2 is current (also :dev)"
+    return 0
+  fi
+  return 1
+}
+
+build_target() {
+  local files hash ctx
+  mapfile -t files < <(find "$REPO_ROOT/fixtures/target" -name '*.go' ! -name '*_test.go' -type f)
+  hash=$(hash_files "${files[@]}" "$REPO_ROOT/go.mod" "$REPO_ROOT/go.sum" "$IMAGES_DIR/target/Dockerfile")
+  skip_if_current target "$hash" && return
+  ctx="$PROBEGATE_CACHE/images/target"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+  (cd "$REPO_ROOT" && go build -trimpath -ldflags "-s -w" -o "$ctx/target" ./fixtures/target/cmd/target) \
+    || die "go build of the target failed"
+  cp "$IMAGES_DIR/target/Dockerfile" "$ctx/"
+  tag_build target "$hash" "$ctx"
+}
+
+build_toxiproxy() {
+  local hash mod ctx
+  hash=$( { printf '%s\n' "$TOXIPROXY_VERSION"; cat "$IMAGES_DIR/toxiproxy/Dockerfile"; } | sha256sum | cut -c1-12)
+  skip_if_current toxiproxy "$hash" && return
+  mod="$PROBEGATE_CACHE/build/toxiproxy-$TOXIPROXY_VERSION"
+  if [ ! -x "$mod/toxiproxy-server" ]; then
+    log "building toxiproxy-server $TOXIPROXY_VERSION from its Go module"
+    rm -rf "$mod" && mkdir -p "$mod"
+    printf 'module probegate.local/toxiproxy-server\n\ngo 1.26\n' >"$mod/go.mod"
+    (cd "$mod" && GOFLAGS=-mod=mod go get "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" \
+      && go build -trimpath -ldflags "-s -w" -o toxiproxy-server.tmp github.com/Shopify/toxiproxy/v2/cmd/server \
+      && mv toxiproxy-server.tmp toxiproxy-server) || die "building toxiproxy-server $TOXIPROXY_VERSION failed"
+  fi
+  ctx="$PROBEGATE_CACHE/images/toxiproxy"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+  cp "$mod/toxiproxy-server" "$IMAGES_DIR/toxiproxy/Dockerfile" "$ctx/"
+  tag_build toxiproxy "$hash" "$ctx"
+}
+
+build_postgres() {
+  local rootfs_key hash base ctx
+  need_root "the postgres rootfs (debootstrap)"
+  "$HACK_DIR/build-rootfs.sh" postgres postgresql-15 || die "postgres rootfs failed"
+  rootfs_key=$(cat "$PROBEGATE_CACHE/stamps/rootfs-postgres")
+  hash=$( { printf '%s\n' "$rootfs_key"; cat "$IMAGES_DIR/postgres/Dockerfile" "$IMAGES_DIR/postgres/pg-start"; } \
+    | sha256sum | cut -c1-12)
+  skip_if_current postgres "$hash" && return
+  base="probegate/postgres-rootfs:$rootfs_key"
+  if ! have_image "$base"; then
+    log "importing the postgres rootfs as $base"
+    docker import "$PROBEGATE_CACHE/rootfs/postgres.tar" "$base" >/dev/null || die "docker import of the postgres rootfs failed"
+  fi
+  ctx="$PROBEGATE_CACHE/images/postgres"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+  cp "$IMAGES_DIR/postgres/Dockerfile" "$IMAGES_DIR/postgres/pg-start" "$ctx/"
+  tag_build postgres "$hash" "$ctx" --build-arg "ROOTFS=$base"
+}
+
+wanted=("$@")
+[ ${#wanted[@]} -gt 0 ] || wanted=(target toxiproxy postgres)
+for image in "${wanted[@]}"; do
+  case $image in
+    target | toxiproxy | postgres) "build_$image" ;;
+    *) die "unknown image '$image' (want target, toxiproxy or postgres)" ;;
+  esac
+done
+docker image ls --format '{{.Repository}}:{{.Tag}} {{.ID}} {{.Size}}' | grep '^probegate/\(target\|toxiproxy\|postgres\):' | sort >&2

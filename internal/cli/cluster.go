@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/probegate/probegate/internal/cluster"
+)
+
+func init() { register(newClusterCmd) }
+
+func newClusterCmd() *cobra.Command {
+	var opts cluster.Options
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Create, inspect or delete the local offline kind cluster",
+		Long: `The local kind cluster is built with no registry: the node image and every image it runs are
+built from Debian packages and Go modules (hack/node-image.sh, cached by content). Egress from the
+node and from every docker container is fenced: nothing the cluster does leaves the machine.`,
+	}
+	cmd.PersistentFlags().StringVar(&opts.Name, "name", cluster.DefaultName, "kind cluster name")
+
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create the cluster (or reuse a running one) and wait until the node and CoreDNS are ready",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Log = slog.Default()
+			c, err := cluster.Create(cmd.Context(), opts)
+			if err != nil {
+				return withCode(ExitError, err)
+			}
+			fmt.Fprintf(os.Stdout, "cluster %q ready; kubeconfig: %s\n  export KUBECONFIG=%s\n", c.Name, c.Kubeconfig, c.Kubeconfig)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&opts.Config, "config", "", "kind config file (default <repo>/kind-config.yaml)")
+	create.Flags().StringVar(&opts.NodeImage, "image", "", "node image (default $KIND_NODE_IMAGE, else build the offline image)")
+	create.Flags().DurationVar(&opts.WaitTimeout, "wait", 0, "how long to wait for the node and CoreDNS (default 3m)")
+
+	del := &cobra.Command{
+		Use:   "delete",
+		Short: "Delete the cluster and restore the host sysctls kubelet changed",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Log = slog.Default()
+			return withCode(ExitError, cluster.Delete(cmd.Context(), opts))
+		},
+	}
+
+	fence := &cobra.Command{
+		Use:   "fence",
+		Short: "Show the node's egress fence and how many packets it has rejected",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := cluster.Get(cmd.Context(), opts.Name)
+			if err != nil {
+				return withCode(ExitError, err)
+			}
+			st, err := c.Fence(cmd.Context())
+			if err != nil {
+				return withCode(ExitError, err)
+			}
+			fmt.Printf("chain %s: OUTPUT rule #%d, FORWARD rule #%d, ends in REJECT: %v, rejected packets: %d\n",
+				cluster.FenceChain, st.OutputPos, st.ForwardPos, st.EndsInReject, st.Rejected)
+			return nil
+		},
+	}
+	cmd.AddCommand(create, del, fence)
+	return cmd
+}

@@ -1,0 +1,355 @@
+// Package cluster creates, reuses and deletes probegate's local kind cluster, offline: it prepares
+// the host (hack/host-prep.sh), builds or reuses the node image (hack/node-image.sh), runs the pinned
+// kind CLI, checks the egress fence, and waits until the node is Ready and CoreDNS serves. The CLI
+// (`probegate cluster`), `make cluster` and the test suites all come through here.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// DefaultName is the kind cluster probegate creates.
+const DefaultName = "probegate"
+
+// KindVersion is the pinned kind CLI, installed with `go install` when missing.
+const KindVersion = "v0.33.0"
+
+// Options configure Create and Delete. Zero values mean the defaults.
+type Options struct {
+	Name      string // kind cluster name (DefaultName)
+	Config    string // kind config file (<repo>/kind-config.yaml)
+	NodeImage string // node image; empty: $KIND_NODE_IMAGE, else build with hack/node-image.sh
+	// Root is the probegate source tree holding hack/ and kind-config.yaml; empty: found from the
+	// working directory, or $PROBEGATE_ROOT.
+	Root string
+	// WaitTimeout bounds waiting for the node and CoreDNS (3 minutes).
+	WaitTimeout time.Duration
+	Log         *slog.Logger
+}
+
+// Cluster is a running kind cluster.
+type Cluster struct {
+	Name string
+	// Kubeconfig is the path of a kubeconfig file for this cluster only.
+	Kubeconfig string
+	// NodeContainer is the docker container of the control-plane node.
+	NodeContainer string
+	kind          string
+	log           *slog.Logger
+}
+
+func (o *Options) defaults() error {
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.WaitTimeout == 0 {
+		o.WaitTimeout = 3 * time.Minute
+	}
+	if o.Root == "" {
+		root, err := FindRoot()
+		if err != nil {
+			return err
+		}
+		o.Root = root
+	}
+	if o.Config == "" {
+		o.Config = filepath.Join(o.Root, "kind-config.yaml")
+	}
+	if o.NodeImage == "" {
+		o.NodeImage = os.Getenv("KIND_NODE_IMAGE")
+	}
+	return nil
+}
+
+// FindRoot locates the probegate source tree: $PROBEGATE_ROOT, else the nearest parent of the
+// working directory holding hack/node-image.sh.
+func FindRoot() (string, error) {
+	if r := os.Getenv("PROBEGATE_ROOT"); r != "" {
+		return r, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find probegate source tree: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "hack", "node-image.sh")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("cannot find the probegate source tree (hack/node-image.sh): run from the repository or set PROBEGATE_ROOT")
+		}
+		dir = parent
+	}
+}
+
+// CacheDir is where probegate keeps built artefacts, kubeconfigs and recorded host state.
+func CacheDir() string {
+	if d := os.Getenv("PROBEGATE_CACHE"); d != "" {
+		return d
+	}
+	return "/var/cache/probegate"
+}
+
+func kubeconfigPath(name string) string { return filepath.Join(CacheDir(), name+".kubeconfig") }
+
+// Create brings the cluster up, or reuses it when it is already running and healthy. A creation
+// that fails half-way is deleted, not left behind.
+func Create(ctx context.Context, opts Options) (*Cluster, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	unlock, err := lock(opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	if err := hostPrep(ctx, opts); err != nil {
+		return nil, err
+	}
+	kind, err := ensureKind(ctx, opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Name: opts.Name, Kubeconfig: kubeconfigPath(opts.Name), NodeContainer: opts.Name + "-control-plane", kind: kind, log: opts.Log}
+
+	exists, err := c.exists(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if exists {
+		if err := c.reusable(ctx); err == nil {
+			opts.Log.Info("reusing running cluster", "name", c.Name)
+			if err := c.waitReady(ctx, opts.WaitTimeout); err != nil {
+				return nil, err
+			}
+			return c, nil
+		} else {
+			opts.Log.Warn("existing cluster is not usable; recreating it", "name", c.Name, "reason", err)
+			if err := c.deleteKind(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	image := opts.NodeImage
+	if image == "" {
+		opts.Log.Info("building or reusing the offline node image (a cold build takes ~30 min)")
+		out, err := runScript(ctx, opts.Root, "node-image.sh")
+		if err != nil {
+			return nil, fmt.Errorf("build node image: %w", err)
+		}
+		image = strings.TrimSpace(lastLine(string(out)))
+	}
+	if err := checkHostPorts(opts.Config); err != nil {
+		return nil, err
+	}
+	if err := recordSysctls(opts.Name); err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	opts.Log.Info("creating kind cluster", "name", c.Name, "image", image, "config", opts.Config)
+	_, err = runCmd(ctx, nil, kind, "create", "cluster", "--name", c.Name, "--image", image,
+		"--config", opts.Config, "--kubeconfig", c.Kubeconfig, "--wait", "0s")
+	if err == nil {
+		err = c.checkFence(ctx)
+	}
+	if err == nil {
+		err = c.waitReady(ctx, opts.WaitTimeout)
+	}
+	if err != nil {
+		opts.Log.Error("cluster creation failed; deleting what was created", "err", err)
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		_ = c.deleteKind(cleanup)
+		_ = restoreSysctls(opts.Name, opts.Log)
+		return nil, fmt.Errorf("create cluster %q: %w", c.Name, err)
+	}
+	opts.Log.Info("cluster ready", "name", c.Name, "took", time.Since(start).Round(time.Second), "kubeconfig", c.Kubeconfig)
+	return c, nil
+}
+
+// Get returns the running cluster name without creating it.
+func Get(ctx context.Context, name string) (*Cluster, error) {
+	if name == "" {
+		name = DefaultName
+	}
+	kind, err := ensureKind(ctx, slog.Default())
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Name: name, Kubeconfig: kubeconfigPath(name), NodeContainer: name + "-control-plane", kind: kind, log: slog.Default()}
+	ok, err := c.exists(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("no kind cluster %q: create it with `make cluster`", name)
+	}
+	return c, nil
+}
+
+// Delete removes the cluster and restores the host sysctls kubelet changed. Deleting a cluster that
+// does not exist only restores the sysctls.
+func Delete(ctx context.Context, opts Options) error {
+	if opts.Name == "" {
+		opts.Name = DefaultName
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	unlock, err := lock(opts.Name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := runCmd(ctx, nil, "docker", "version", "--format", "{{.Server.Version}}"); err != nil {
+		return fmt.Errorf("docker is not running (start it with `make host`): %w", err)
+	}
+	kind, err := ensureKind(ctx, opts.Log)
+	if err != nil {
+		return err
+	}
+	c := &Cluster{Name: opts.Name, Kubeconfig: kubeconfigPath(opts.Name), kind: kind, log: opts.Log}
+	start := time.Now()
+	if err := c.deleteKind(ctx); err != nil {
+		return err
+	}
+	if err := restoreSysctls(opts.Name, opts.Log); err != nil {
+		return err
+	}
+	opts.Log.Info("cluster deleted", "name", c.Name, "took", time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+func (c *Cluster) exists(ctx context.Context) (bool, error) {
+	out, err := runCmd(ctx, nil, c.kind, "get", "clusters")
+	if err != nil {
+		return false, fmt.Errorf("list kind clusters: %w", err)
+	}
+	return slices.Contains(strings.Fields(string(out)), c.Name), nil
+}
+
+// reusable reports why an existing cluster cannot be reused: a stopped node (after a dockerd
+// restart) is never trusted, and the API must answer.
+func (c *Cluster) reusable(ctx context.Context) error {
+	out, err := runCmd(ctx, nil, "docker", "inspect", "-f", "{{.State.Running}}", c.NodeContainer)
+	if err != nil || strings.TrimSpace(string(out)) != "true" {
+		return fmt.Errorf("node container %s is not running", c.NodeContainer)
+	}
+	if _, err := os.Stat(c.Kubeconfig); err != nil {
+		if _, err := runCmd(ctx, nil, c.kind, "export", "kubeconfig", "--name", c.Name, "--kubeconfig", c.Kubeconfig); err != nil {
+			return fmt.Errorf("export kubeconfig: %w", err)
+		}
+	}
+	client, err := c.Client()
+	if err != nil {
+		return err
+	}
+	if _, err := client.Discovery().ServerVersion(); err != nil {
+		return fmt.Errorf("API server does not answer: %w", err)
+	}
+	return nil
+}
+
+func (c *Cluster) deleteKind(ctx context.Context) error {
+	if _, err := runCmd(ctx, nil, c.kind, "delete", "cluster", "--name", c.Name, "--kubeconfig", c.Kubeconfig); err != nil {
+		return fmt.Errorf("delete cluster %q: %w", c.Name, err)
+	}
+	_ = os.Remove(c.Kubeconfig)
+	return nil
+}
+
+// RESTConfig returns a client configuration for the cluster.
+func (c *Cluster) RESTConfig() (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", c.Kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	return cfg, nil
+}
+
+// Client returns a clientset for the cluster.
+func (c *Cluster) Client() (kubernetes.Interface, error) {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client for cluster %q: %w", c.Name, err)
+	}
+	return cs, nil
+}
+
+// LoadImages copies local docker images into the node's containerd (skipping ones already there).
+func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
+	for _, img := range images {
+		if _, err := runCmd(ctx, nil, "docker", "image", "inspect", img); err != nil {
+			return fmt.Errorf("image %s is not built (run `make images`): %w", img, err)
+		}
+		if _, err := runCmd(ctx, nil, c.kind, "load", "docker-image", "--name", c.Name, img); err != nil {
+			return fmt.Errorf("load image %s into cluster %q: %w", img, c.Name, err)
+		}
+	}
+	return nil
+}
+
+// NodeExec runs a command inside the control-plane node container and returns its stdout.
+func (c *Cluster) NodeExec(ctx context.Context, args ...string) ([]byte, error) {
+	return runCmd(ctx, nil, "docker", append([]string{"exec", c.NodeContainer}, args...)...)
+}
+
+// checkHostPorts fails with the port's name when a host port the kind config maps is taken.
+func checkHostPorts(config string) error {
+	for _, m := range PortMappings {
+		addr := fmt.Sprintf("127.0.0.1:%d", m.HostPort)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("host port %s (%s, mapped by %s) is already in use: free it or change the mapping", addr, m.Purpose, filepath.Base(config))
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// lock serialises cluster creation and deletion across processes (parallel test packages).
+func lock(name string) (func(), error) {
+	if err := os.MkdirAll(CacheDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("create cache dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(CacheDir(), name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open cluster lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock cluster %q: %w", name, err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
