@@ -34,14 +34,17 @@ func DBSlowLiveness(rps int) reports.ScenarioReport {
 	b.Mark(sec(5), "load-on")
 	b.Fault(sec(40), "db-latency", "postgres-3s", timeline.FaultInject, "toxiproxy/postgres")
 	// Readiness (dependency budget) and liveness both fail while the DB is slow.
+	var firstRestart, lastReady timeline.Entry
 	for i, p := range []string{PodA, PodB, PodC} {
 		off := 0.4 * float64(i)
 		b.ProbeFailure(sec(42+off), p, timeline.ProbeReadiness)
 		b.ProbeFailure(sec(43+off), p, timeline.ProbeLiveness)
 		b.ProbeFailure(sec(44+off), p, timeline.ProbeReadiness)
 		b.ProbeFailure(sec(45+off), p, timeline.ProbeLiveness)
-		b.NotReady(sec(44.6+off), p)
-		b.Restart(sec(47+off), p, 1, timeline.CauseLiveness)
+		lastReady = b.NotReady(sec(44.6+off), p)
+		if r := b.Restart(sec(47+off), p, 1, timeline.CauseLiveness); i == 0 {
+			firstRestart = r
+		}
 		// Restarted, the app starts again but its readiness still waits on the slow DB.
 		b.ProbeFailure(sec(55+off), p, timeline.ProbeLiveness)
 		b.ProbeFailure(sec(57+off), p, timeline.ProbeLiveness)
@@ -81,12 +84,13 @@ func DBSlowLiveness(rps int) reports.ScenarioReport {
 			{Rule: "liveness-ignores-shared-dependency", Title: "liveness never fails because the shared database is slow",
 				Status: verdict.Fail, Expected: "0 liveness restarts while only the shared database is faulty (40 s–80 s)",
 				Observed: "6 liveness restarts (3 pods), first at +47.0 s", At: ptr(sec(47)),
-				Evidence: []verdict.Evidence{{T: sec(47), Seq: 0, Note: "restart " + PodA + " cause liveness"}},
+				Evidence: []verdict.Evidence{{T: firstRestart.T, Seq: firstRestart.Seq, Note: "restart " + PodA + " cause liveness"}},
 				Figures:  map[string]float64{"restarts": 6}},
 			{Rule: "never-withdraw-all", Title: "a shared outage never withdraws every backend",
 				Status: verdict.Fail, Expected: "at least 1 ready endpoint at all times",
-				Observed: "0 ready endpoints for 37.8 s from +45.4 s", At: ptr(sec(45.4)),
-				Figures: map[string]float64{"zeroReadySeconds": 37.8}},
+				Observed: "0 ready endpoints for 37.8 s from +45.4 s", At: ptr(lastReady.T),
+				Evidence: []verdict.Evidence{{T: lastReady.T, Seq: lastReady.Seq, Note: "last ready endpoint withdrawn: " + PodC}},
+				Figures:  map[string]float64{"zeroReadySeconds": 37.8}},
 			{Rule: "readiness-withdraws-on-dependency", Title: "readiness withdraws within the detection window",
 				Status: verdict.Pass, Expected: "endpoint ready=false within [41.0 s, 47.5 s]",
 				Observed: "first withdrawal at +44.6 s", Figures: map[string]float64{"detectionSeconds": 4.6}},

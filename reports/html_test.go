@@ -1,0 +1,300 @@
+package reports_test
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/probegate/probegate/reports"
+	"github.com/probegate/probegate/reports/reportstest"
+)
+
+// dom is a parsed report.html with small query helpers.
+type dom struct{ root *html.Node }
+
+func renderDOM(t *testing.T, r *reports.Report) (dom, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := reports.WriteHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	root, err := html.Parse(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("report.html does not parse: %v", err)
+	}
+	return dom{root}, buf.String()
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func hasClass(n *html.Node, class string) bool {
+	for _, c := range strings.Fields(attr(n, "class")) {
+		if c == class {
+			return true
+		}
+	}
+	return false
+}
+
+// all returns the element nodes under n (inclusive) for which match is true.
+func all(n *html.Node, match func(*html.Node) bool) []*html.Node {
+	var out []*html.Node
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && match(n) {
+			out = append(out, n)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return out
+}
+
+func byTag(tag string) func(*html.Node) bool {
+	return func(n *html.Node) bool { return n.Data == tag }
+}
+
+func byClass(tag, class string) func(*html.Node) bool {
+	return func(n *html.Node) bool { return n.Data == tag && hasClass(n, class) }
+}
+
+func (d dom) id(t *testing.T, id string) *html.Node {
+	t.Helper()
+	found := all(d.root, func(n *html.Node) bool { return attr(n, "id") == id })
+	if len(found) != 1 {
+		t.Fatalf("want exactly one element with id %q, found %d", id, len(found))
+	}
+	return found[0]
+}
+
+func num(t *testing.T, n *html.Node, key string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(attr(n, key), 64)
+	if err != nil {
+		t.Fatalf("<%s %s=%q>: %v", n.Data, key, attr(n, key), err)
+	}
+	return v
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	for _, t := range all(n, func(*html.Node) bool { return true }) {
+		for c := t.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.TextNode {
+				b.WriteString(c.Data)
+			}
+		}
+	}
+	return b.String()
+}
+
+// axis reads the x of the "0:00" and "0:10" tick labels of an SVG: the chart's origin and scale.
+func axis(t *testing.T, svg *html.Node) (x0, perSecond float64) {
+	t.Helper()
+	ticks := map[string]float64{}
+	for _, n := range all(svg, byTag("text")) {
+		if n.Parent != nil && hasClass(n.Parent, "axis") {
+			ticks[text(n)] = num(t, n, "x")
+		}
+	}
+	a, ok1 := ticks["0:00"]
+	b, ok2 := ticks["0:10"]
+	if !ok1 || !ok2 {
+		t.Fatalf("axis ticks 0:00 and 0:10 not found in %v", ticks)
+	}
+	return a, (b - a) / 10
+}
+
+func near(got, want float64) bool { return math.Abs(got-want) <= 0.6 }
+
+func TestHTMLIsSelfContained(t *testing.T) {
+	d, raw := renderDOM(t, reportstest.SampleReport(10))
+	for _, tag := range []string{"script", "link", "img", "iframe", "object", "embed", "image", "use"} {
+		if n := all(d.root, byTag(tag)); len(n) > 0 {
+			t.Errorf("report.html has <%s>: it must not load anything", tag)
+		}
+	}
+	for _, n := range all(d.root, func(*html.Node) bool { return true }) {
+		if src := attr(n, "src"); src != "" {
+			t.Errorf("<%s src=%q>", n.Data, src)
+		}
+		href := attr(n, "href")
+		if strings.Contains(href, "://") || strings.HasPrefix(href, "//") {
+			t.Errorf("<%s href=%q> points off the page", n.Data, href)
+		}
+	}
+	for _, bad := range []string{"url(", "@import", "@font-face"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("report.html contains %q", bad)
+		}
+	}
+}
+
+func TestHTMLTimelineLanesAndBands(t *testing.T) {
+	d, _ := renderDOM(t, reportstest.SampleReport(10))
+	svg := d.id(t, "s1-timeline") // pod-delete
+	lanes := all(svg, byClass("g", "lane"))
+	var pods []string
+	for _, l := range lanes {
+		pods = append(pods, attr(l, "data-pod"))
+	}
+	want := []string{reportstest.PodA, reportstest.PodB, reportstest.PodC, reportstest.PodD}
+	if strings.Join(pods, ",") != strings.Join(want, ",") {
+		t.Fatalf("lanes = %v, want %v", pods, want)
+	}
+	x0, pps := axis(t, svg)
+	// PodB: ready 1.8–40.8 s, serving (while draining) until 46.2 s, terminating 40.8–46.7 s.
+	laneB := lanes[1]
+	check := func(class string, from, to float64) {
+		t.Helper()
+		for _, r := range all(laneB, byClass("rect", class)) {
+			if near(num(t, r, "x"), x0+from*pps) {
+				if w := num(t, r, "width"); !near(w, (to-from)*pps) {
+					t.Errorf("%s band from %.1f s: width %.1f, want %.1f", class, from, w, (to-from)*pps)
+				}
+				return
+			}
+		}
+		t.Errorf("no %s band starting at %.1f s (x %.1f) in PodB's lane", class, from, x0+from*pps)
+	}
+	check("ready", 1.8, 40.8)
+	check("serving", 1.8, 46.2)
+	check("terminating", 40.8, 46.7)
+	check("notready", 0.3, 1.8)
+	if n := all(laneB, byClass("rect", "ready")); len(n) != 1 {
+		t.Errorf("PodB has %d ready bands, want 1", len(n))
+	}
+	// The replacement only appears at 41 s.
+	for _, r := range all(lanes[3], byClass("rect", "band")) {
+		if num(t, r, "x") < x0+40.9*pps {
+			t.Errorf("PodD band starts at x %.1f, before it existed", num(t, r, "x"))
+		}
+	}
+
+	faults := all(svg, byClass("g", "fault-window"))
+	if len(faults) != 1 {
+		t.Fatalf("fault windows = %d, want 1", len(faults))
+	}
+	bar := all(faults[0], byClass("rect", "fault-bar"))[0]
+	if !near(num(t, bar, "x"), x0+40*pps) || !near(num(t, bar, "width"), 6.7*pps) {
+		t.Errorf("fault bar x %.1f width %.1f, want %.1f and %.1f", num(t, bar, "x"), num(t, bar, "width"), x0+40*pps, 6.7*pps)
+	}
+	if shades := all(svg, byClass("rect", "fault-shade")); len(shades) != 1 {
+		t.Errorf("fault shades = %d, want 1", len(shades))
+	}
+	if o := all(svg, byClass("g", "oracle-window")); len(o) != 1 || !strings.Contains(text(o[0]), "withdraw before drain ends") {
+		t.Errorf("oracle windows = %d", len(o))
+	}
+}
+
+func TestHTMLRestartsProbesAndPanels(t *testing.T) {
+	sample := reportstest.SampleReport(10)
+	d, _ := renderDOM(t, sample)
+	svg := d.id(t, "s0-timeline") // db-slow
+	restarts := all(svg, byClass("g", "restart"))
+	if len(restarts) != 6 {
+		t.Fatalf("restart markers = %d, want 6", len(restarts))
+	}
+	for _, r := range restarts {
+		if !strings.Contains(text(r), "cause liveness") {
+			t.Errorf("restart marker lacks its cause: %q", text(r))
+		}
+	}
+	if p := all(svg, byClass("line", "probe-liveness")); len(p) != 12 {
+		t.Errorf("liveness probe ticks = %d, want 12", len(p))
+	}
+	if p := all(svg, byClass("line", "probe-readiness")); len(p) != 6 {
+		t.Errorf("readiness probe ticks = %d, want 6", len(p))
+	}
+	// One point per second of load (5 s → 125 s).
+	for _, class := range []string{"panel-success", "panel-latency"} {
+		panel := all(svg, byClass("g", class))
+		if len(panel) != 1 {
+			t.Fatalf("%s panels = %d", class, len(panel))
+		}
+		lines := all(panel[0], byTag("polyline"))
+		if len(lines) != 1 || len(strings.Fields(attr(lines[0], "points"))) != 120 {
+			t.Errorf("%s: want one polyline with 120 points", class)
+		}
+	}
+	share := all(svg, byClass("g", "panel-share"))[0]
+	if bars := all(share, byClass("rect", "share")); len(bars) < 3*80 {
+		t.Errorf("share bars = %d, want one per pod for each second with traffic", len(bars))
+	}
+	x0, pps := axis(t, svg)
+	// The success ratio falls to 0 while no endpoint is ready (45.4 s – 83 s).
+	pts := strings.Fields(attr(all(all(svg, byClass("g", "panel-success"))[0], byTag("polyline"))[0], "points"))
+	bottom := 0.0
+	for _, p := range pts {
+		xy := strings.Split(p, ",")
+		x, _ := strconv.ParseFloat(xy[0], 64)
+		y, _ := strconv.ParseFloat(xy[1], 64)
+		if near(x, x0+60.5*pps) {
+			bottom = y
+		}
+		if near(x, x0+20.5*pps) && y >= bottom && bottom != 0 {
+			t.Error("success ratio at 20 s is not above the ratio at 60 s")
+		}
+	}
+	if bottom == 0 {
+		t.Error("no success-ratio point at 60.5 s")
+	}
+}
+
+func TestHTMLFailedVerdictsLinkToTheirMoment(t *testing.T) {
+	sample := reportstest.SampleReport(10)
+	d, _ := renderDOM(t, sample)
+	svg := d.id(t, "s0-timeline")
+	x0, pps := axis(t, svg)
+	for i, v := range sample.Scenarios[0].Verdicts {
+		row := d.id(t, "s0-v"+strconv.Itoa(i))
+		links := all(row, byClass("a", "verdict-link"))
+		if v.At == nil {
+			if len(links) != 0 {
+				t.Errorf("verdict %s has no moment but links to one", v.Rule)
+			}
+			continue
+		}
+		if len(links) != 1 || attr(links[0], "href") != "#s0-v"+strconv.Itoa(i)+"-at" {
+			t.Fatalf("verdict %s: row does not link to its marker", v.Rule)
+		}
+		marker := d.id(t, "s0-v"+strconv.Itoa(i)+"-at")
+		if marker.Parent.Data != "a" || attr(marker.Parent, "href") != "#s0-v"+strconv.Itoa(i) {
+			t.Errorf("marker of %s does not link back to its row", v.Rule)
+		}
+		line := all(marker, byTag("line"))[0]
+		if want := x0 + v.At.Seconds()*pps; !near(num(t, line, "x1"), want) {
+			t.Errorf("marker of %s at x %.1f, want %.1f", v.Rule, num(t, line, "x1"), want)
+		}
+		if v.Status == "FAIL" && !hasClass(marker, "verdict-fail") {
+			t.Errorf("marker of failed %s is not drawn as a failure", v.Rule)
+		}
+	}
+	final := d.id(t, "final-line")
+	if text(final) != "2 scenarios: 1 passed, 1 failed" {
+		t.Errorf("final line = %q", text(final))
+	}
+}
+
+func TestHTMLWithoutTimeline(t *testing.T) {
+	r := reportstest.SampleReport(5)
+	r.Scenarios[0].Timeline, r.Scenarios[0].Requests = nil, nil
+	d, raw := renderDOM(t, r)
+	svg := d.id(t, "s0-timeline")
+	if len(all(svg, byClass("g", "lane"))) != 0 || !strings.Contains(raw, "no timeline recorded") {
+		t.Error("a scenario without data should draw no lanes and say so")
+	}
+}

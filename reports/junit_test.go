@@ -1,0 +1,159 @@
+package reports_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/probegate/probegate/reports"
+	"github.com/probegate/probegate/reports/reportstest"
+)
+
+// junitDoc is an independent reading of the common JUnit XML shape, so the test does not reuse
+// the writer's own structs.
+type junitDoc struct {
+	XMLName xml.Name `xml:"testsuites"`
+	Tests   int      `xml:"tests,attr"`
+	Fails   int      `xml:"failures,attr"`
+	Errors  int      `xml:"errors,attr"`
+	Skipped int      `xml:"skipped,attr"`
+	Suites  []struct {
+		Name    string `xml:"name,attr"`
+		Tests   int    `xml:"tests,attr"`
+		Fails   int    `xml:"failures,attr"`
+		Errors  int    `xml:"errors,attr"`
+		Skipped int    `xml:"skipped,attr"`
+		Props   []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"properties>property"`
+		Cases []struct {
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"error"`
+			Skipped *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"skipped"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func parseJUnit(t *testing.T, r *reports.Report) (junitDoc, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := reports.WriteJUnit(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitDoc
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("junit.xml does not parse: %v\n%s", err, buf.String())
+	}
+	return doc, buf.String()
+}
+
+// missingAttrs walks the raw XML and reports, per element named local, which of the attributes
+// in names it lacks.
+func missingAttrs(t *testing.T, raw, local string, names ...string) (seen int, missing []string) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(raw))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok || se.Name.Local != local {
+			continue
+		}
+		seen++
+		for _, n := range names {
+			found := false
+			for _, a := range se.Attr {
+				found = found || a.Name.Local == n
+			}
+			if !found {
+				missing = append(missing, fmt.Sprintf("%s #%d lacks %s", local, seen, n))
+			}
+		}
+	}
+	return seen, missing
+}
+
+func TestJUnitCountsAndMessages(t *testing.T) {
+	r := reportstest.SampleReport(5)
+	doc, raw := parseJUnit(t, r)
+	if !strings.HasPrefix(raw, "<?xml") {
+		t.Error("no XML declaration")
+	}
+	// Sample: db-slow has 2 FAIL, 1 PASS, 1 SKIP; pod-delete 2 PASS.
+	if doc.Tests != 6 || doc.Fails != 2 || doc.Skipped != 1 || doc.Errors != 0 {
+		t.Errorf("testsuites tests/failures/skipped/errors = %d/%d/%d/%d, want 6/2/1/0", doc.Tests, doc.Fails, doc.Skipped, doc.Errors)
+	}
+	if len(doc.Suites) != 2 {
+		t.Fatalf("suites = %d, want one per scenario", len(doc.Suites))
+	}
+	s0 := doc.Suites[0]
+	if s0.Name != "db-slow/bad-liveness-db" || s0.Tests != 4 || s0.Fails != 2 || s0.Skipped != 1 || len(s0.Cases) != 4 {
+		t.Errorf("suite 0 = %s tests %d failures %d skipped %d cases %d", s0.Name, s0.Tests, s0.Fails, s0.Skipped, len(s0.Cases))
+	}
+	for _, want := range []struct {
+		element string
+		count   int
+		attrs   []string
+	}{
+		{"testsuites", 1, []string{"name", "tests", "failures", "errors", "skipped", "time"}},
+		{"testsuite", 2, []string{"name", "tests", "failures", "errors", "skipped", "time"}},
+		{"testcase", 6, []string{"name", "classname", "time"}},
+	} {
+		n, missing := missingAttrs(t, raw, want.element, want.attrs...)
+		if n != want.count || len(missing) > 0 {
+			t.Errorf("<%s>: %d elements (want %d), missing attributes %v", want.element, n, want.count, missing)
+		}
+	}
+	f := s0.Cases[0].Failure
+	if f == nil {
+		t.Fatal("first verdict failed but has no <failure>")
+	}
+	for _, want := range []string{"liveness-ignores-shared-dependency", "expected 0 liveness restarts", "(40 s–80 s)", "observed 6 liveness restarts", "at +47.0 s"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("failure message %q lacks %q", f.Message, want)
+		}
+	}
+	if !strings.Contains(f.Text, "replay:") || !strings.Contains(f.Text, "evidence:") {
+		t.Errorf("failure body lacks replay or evidence:\n%s", f.Text)
+	}
+	if s0.Cases[2].Failure != nil || s0.Cases[2].Skipped != nil {
+		t.Error("a passing verdict is marked failed or skipped")
+	}
+	if s0.Cases[3].Skipped == nil || s0.Cases[3].Skipped.Message != "no shutdown in this scenario" {
+		t.Errorf("skipped verdict = %+v", s0.Cases[3].Skipped)
+	}
+	props := map[string]string{}
+	for _, p := range s0.Props {
+		props[p.Name] = p.Value
+	}
+	if props["seed"] != "42" || props["variant"] != "bad-liveness-db" || props["kubernetes.version"] != "v1.34.4" {
+		t.Errorf("properties = %v", props)
+	}
+}
+
+func TestJUnitHarnessErrorIsAnError(t *testing.T) {
+	r := reportstest.SampleReport(5)
+	r.Scenarios[1].Error = "deploy fixture \"good\": timed out waiting for rollout"
+	doc, _ := parseJUnit(t, r)
+	s1 := doc.Suites[1]
+	if s1.Errors != 1 || doc.Errors != 1 || s1.Tests != 3 {
+		t.Fatalf("errors suite/total = %d/%d tests %d, want 1/1 and 3", s1.Errors, doc.Errors, s1.Tests)
+	}
+	last := s1.Cases[len(s1.Cases)-1]
+	if last.Error == nil || !strings.Contains(last.Error.Message, "timed out") {
+		t.Errorf("harness case = %+v", last)
+	}
+}

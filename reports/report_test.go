@@ -1,0 +1,194 @@
+package reports_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/reports"
+	"github.com/probegate/probegate/reports/reportstest"
+)
+
+func TestJSONRoundTrip(t *testing.T) {
+	r := reportstest.SampleReport(10)
+	var buf bytes.Buffer
+	if err := reports.WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := reports.ReadJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SchemaVersion != reports.SchemaVersion {
+		t.Errorf("schemaVersion = %d", got.SchemaVersion)
+	}
+	for i := range r.Scenarios {
+		w, g := r.Scenarios[i], got.Scenarios[i]
+		w.Timeline, w.Requests = nil, nil
+		if !reflect.DeepEqual(w.Verdicts, g.Verdicts) || !reflect.DeepEqual(w.Oracle, g.Oracle) ||
+			!reflect.DeepEqual(w.Summary, g.Summary) || w.Seed != g.Seed || w.Variant != g.Variant || !w.Started.Equal(g.Started) {
+			t.Errorf("scenario %d changed in the round trip:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+}
+
+func TestReadJSONRejectsBadReports(t *testing.T) {
+	cases := map[string]struct{ json, want string }{
+		"not json":        {`{"schemaVersion": 1, "scen`, "decode report"},
+		"no version":      {`{"scenarios": [{"name": "x", "verdicts": []}]}`, "no schemaVersion"},
+		"newer version":   {`{"schemaVersion": 99, "scenarios": [{"name": "x", "verdicts": []}]}`, "newer"},
+		"unknown field":   {`{"schemaVersion": 1, "tests": 3, "scenarios": [{"name": "x", "verdicts": []}]}`, "unknown field"},
+		"no scenarios":    {`{"schemaVersion": 1, "scenarios": []}`, "no scenarios"},
+		"unnamed":         {`{"schemaVersion": 1, "scenarios": [{"verdicts": []}]}`, "no name"},
+		"escaping path":   {`{"schemaVersion": 1, "scenarios": [{"name": "x", "verdicts": [], "timelinePath": "../../etc/passwd"}]}`, "leaves the report directory"},
+		"absolute path":   {`{"schemaVersion": 1, "scenarios": [{"name": "x", "verdicts": [], "requestsPath": "/etc/passwd"}]}`, "leaves the report directory"},
+		"unknown verdict": {`{"schemaVersion": 1, "scenarios": [{"name": "x", "verdicts": [{"rule": "r", "status": "MAYBE"}]}]}`, "unknown status"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := reports.ReadJSON(strings.NewReader(c.json))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestStatusAndExitCode(t *testing.T) {
+	res := func(st ...verdict.Status) []verdict.Result {
+		var out []verdict.Result
+		for _, s := range st {
+			out = append(out, verdict.Result{Rule: "r", Status: s})
+		}
+		return out
+	}
+	cases := []struct {
+		name      string
+		scenarios []reports.ScenarioReport
+		want      int
+	}{
+		{"all pass", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Pass, verdict.Skip)}}, reports.ExitPass},
+		{"one fail", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Pass)}, {Name: "b", Verdicts: res(verdict.Pass, verdict.Fail)}}, reports.ExitFail},
+		{"harness error", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Fail)}, {Name: "b", Error: "deploy failed"}}, reports.ExitError},
+		{"nothing ran", nil, reports.ExitError},
+		{"all skipped", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Skip)}}, reports.ExitPass},
+	}
+	for _, c := range cases {
+		r := &reports.Report{Scenarios: c.scenarios}
+		if got := r.ExitCode(); got != c.want {
+			t.Errorf("%s: exit code %d, want %d", c.name, got, c.want)
+		}
+	}
+	sc := reports.ScenarioReport{Verdicts: res(verdict.Skip, verdict.Pass, verdict.Fail)}
+	if sc.Status() != verdict.Fail {
+		t.Errorf("status = %s, want FAIL", sc.Status())
+	}
+	sc = reports.ScenarioReport{Verdicts: res(verdict.Skip)}
+	if sc.Status() != verdict.Skip {
+		t.Errorf("status = %s, want SKIP", sc.Status())
+	}
+}
+
+func TestWriteAllThenLoadDir(t *testing.T) {
+	dir := t.TempDir()
+	r := reportstest.SampleReport(20)
+	want := reportstest.SampleReport(20)
+	r.Scenarios[1].Summary = nil // WriteAll computes a missing summary
+	if err := reports.WriteAll(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"report.json", "junit.xml", "report.html",
+		"scenarios/db-slow-bad-liveness-db/timeline.jsonl", "scenarios/db-slow-bad-liveness-db/requests.jsonl",
+		"scenarios/pod-delete-good/timeline.jsonl", "scenarios/pod-delete-good/requests.jsonl"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	if len(leftovers) > 0 {
+		t.Errorf("temporary files left behind: %v", leftovers)
+	}
+	got, err := reports.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.Scenarios {
+		w, g := &want.Scenarios[i], &got.Scenarios[i]
+		if g.Timeline == nil || g.Timeline.Len() != w.Timeline.Len() {
+			t.Errorf("scenario %s: timeline not reloaded whole", w.Name)
+		}
+		if len(g.Requests) != len(w.Requests) || g.Requests[len(g.Requests)-1] != w.Requests[len(w.Requests)-1] {
+			t.Errorf("scenario %s: requests not reloaded whole", w.Name)
+		}
+		if !reflect.DeepEqual(g.Summary, w.Summary) {
+			t.Errorf("scenario %s: summary\n got %+v\nwant %+v", w.Name, g.Summary, w.Summary)
+		}
+		if !reflect.DeepEqual(g.Verdicts, w.Verdicts) {
+			t.Errorf("scenario %s: verdicts differ", w.Name)
+		}
+	}
+}
+
+func TestLoadDirErrors(t *testing.T) {
+	good := t.TempDir()
+	if err := reports.WriteAll(good, reportstest.SampleReport(5)); err != nil {
+		t.Fatal(err)
+	}
+	corruptTimeline := t.TempDir()
+	if err := reports.WriteAll(corruptTimeline, reportstest.SampleReport(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(corruptTimeline, "scenarios/pod-delete-good/timeline.jsonl"), []byte("{\"kind\":\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missingRequests := t.TempDir()
+	if err := reports.WriteAll(missingRequests, reportstest.SampleReport(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(missingRequests, "scenarios/db-slow-bad-liveness-db/requests.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	garbage := t.TempDir()
+	if err := os.WriteFile(filepath.Join(garbage, "report.json"), []byte("<html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ dir, want string }{
+		"missing dir":      {filepath.Join(good, "nope"), "does not exist"},
+		"not a dir":        {file, "not a directory"},
+		"no report.json":   {empty, "no report.json"},
+		"garbage json":     {garbage, "decode report"},
+		"corrupt timeline": {corruptTimeline, "timeline line 1"},
+		"missing requests": {missingRequests, "requests"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := reports.LoadDir(c.dir)
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error = %v, want one line containing %q", err, c.want)
+			}
+		})
+	}
+	if _, err := reports.LoadDir(good); err != nil {
+		t.Fatalf("good dir: %v", err)
+	}
+}
+
+func TestWriteAllRejectsInvalidReport(t *testing.T) {
+	dir := t.TempDir()
+	err := reports.WriteAll(dir, &reports.Report{})
+	if err == nil || !strings.Contains(err.Error(), "no scenarios") {
+		t.Fatalf("error = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.json")); err == nil {
+		t.Error("report.json written for an invalid report")
+	}
+}

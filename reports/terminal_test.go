@@ -1,0 +1,97 @@
+package reports_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/probegate/probegate/reports"
+	"github.com/probegate/probegate/reports/reportstest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run go test ./reports -run %s -update): %v", t.Name(), err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (run with -update if the change is intended)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestTerminalSummaryGolden(t *testing.T) {
+	r := reportstest.SampleReport(50)
+	var plain, color bytes.Buffer
+	if err := reports.WriteTerminal(&plain, r, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.WriteTerminal(&color, r, true); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "terminal.golden", plain.Bytes())
+	golden(t, "terminal-color.golden", color.Bytes())
+	if bytes.Contains(plain.Bytes(), []byte("\x1b[")) {
+		t.Error("plain output contains escape codes")
+	}
+	if !bytes.Contains(color.Bytes(), []byte("\x1b[31mFAIL")) {
+		t.Error("coloured output does not paint FAIL red")
+	}
+	lines := strings.Split(strings.TrimSpace(plain.String()), "\n")
+	if last := lines[len(lines)-1]; last != "2 scenarios: 1 passed, 1 failed" {
+		t.Errorf("final line = %q", last)
+	}
+}
+
+func TestFinalLine(t *testing.T) {
+	cases := map[string]reports.Counts{
+		"12 scenarios: 11 passed, 1 failed":                     {Scenarios: 12, Passed: 11, Failed: 1},
+		"1 scenario: 1 passed, 0 failed":                        {Scenarios: 1, Passed: 1},
+		"3 scenarios: 1 passed, 0 failed, 1 errored, 1 skipped": {Scenarios: 3, Passed: 1, Errored: 1, Skipped: 1},
+	}
+	for want, c := range cases {
+		if got := reports.FinalLine(c); got != want {
+			t.Errorf("FinalLine(%+v) = %q, want %q", c, got, want)
+		}
+	}
+}
+
+func TestColorOnlyOnATerminal(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	if reports.ColorFor(pw) {
+		t.Error("colour chosen for a pipe")
+	}
+	tty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal to test with: %v", err)
+	}
+	defer tty.Close()
+	if !reports.ColorFor(tty) {
+		t.Error("no colour for a terminal")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if reports.ColorFor(tty) {
+		t.Error("colour chosen although NO_COLOR is set")
+	}
+}
