@@ -29,11 +29,22 @@ type podLife struct {
 	Name       string
 	Created    *mark
 	FirstReady *mark
+	ReadyMarks []mark // every transition to ready=true
 	Deleting   *mark
 	Grace      *time.Duration
 	Exits      []containerExit
 	Deleted    *mark
 	Restarts   []timeline.Entry
+}
+
+// readyBetween reports whether the pod turned ready in (from, to].
+func (p *podLife) readyBetween(from, to time.Duration) bool {
+	for _, m := range p.ReadyMarks {
+		if m.T > from && m.T <= to {
+			return true
+		}
+	}
+	return false
 }
 
 // exitAfter returns the first sign at or after t that the pod's process is gone: a container
@@ -100,6 +111,7 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 				if p.FirstReady == nil {
 					p.FirstReady = &m
 				}
+				p.ReadyMarks = append(p.ReadyMarks, m)
 			case strings.HasPrefix(c.Field, "container/") && strings.HasSuffix(c.Field, "/state") &&
 				strings.HasPrefix(strings.ToLower(c.To), "terminated"):
 				name := strings.TrimSuffix(strings.TrimPrefix(c.Field, "container/"), "/state")

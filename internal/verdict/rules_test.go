@@ -189,6 +189,12 @@ func TestRules(t *testing.T) {
 			want: verdict.Fail, at: 8 * s, figures: map[string]float64{"bootstrap_kills": 1}},
 		{name: "startup kill", rule: "startup-not-killed", run: base().Created(2*s, "d").Restart(33*s, "d", timeline.CauseStartup),
 			want: verdict.Fail, at: 33 * s},
+		{name: "liveness kill while re-bootstrapping", rule: "startup-not-killed",
+			run:  base().Restart(20*s, "a", timeline.CauseOOM).Restart(25*s, "a", timeline.CauseLiveness).ContainerReady(30*s, "a"),
+			want: verdict.Fail, at: 25 * s},
+		{name: "liveness kill after re-bootstrap", rule: "startup-not-killed",
+			run:  base().Restart(20*s, "a", timeline.CauseOOM).ContainerReady(22*s, "a").Restart(35*s, "a", timeline.CauseLiveness),
+			want: verdict.Pass},
 		{name: "nobody became ready", rule: "startup-not-killed", run: vt.New().Created(0, "a"), want: verdict.Fail, at: 0},
 	}
 	for _, tc := range cases {

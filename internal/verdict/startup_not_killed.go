@@ -2,6 +2,8 @@ package verdict
 
 import (
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/probegate/probegate/internal/timeline"
 )
@@ -10,8 +12,8 @@ func init() {
 	Register(Rule{
 		Name:  "startup-not-killed",
 		Title: "No container is killed during bootstrap",
-		Doc: "No restart with cause startup, and no restart with cause liveness before the pod's container was ever " +
-			"ready. At least one pod must be seen bootstrapping to ready.",
+		Doc: "No restart with cause startup, and no restart with cause liveness of a container incarnation that never " +
+			"became ready (from creation or the previous restart). At least one pod must be seen becoming ready.",
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every pod)"},
 		},
@@ -37,17 +39,21 @@ func judgeStartupNotKilled(in Input) Result {
 				slowest = max(slowest, secs(p.FirstReady.T-p.Created.T))
 			}
 		}
+		// Each incarnation bootstraps from the pod's creation or the previous restart until its
+		// first ready=true; a liveness kill in that span is a bootstrap kill.
+		prev := time.Duration(math.MinInt64)
 		for _, e := range p.Restarts {
 			cause := e.Restart.Cause
-			bootstrap := p.FirstReady == nil || e.T < p.FirstReady.T
+			bootstrap := !p.readyBetween(prev, e.T)
+			prev = e.T
 			if cause == timeline.CauseStartup || (cause == timeline.CauseLiveness && bootstrap) {
 				kills++
 				r.failAt(e.T)
-				state := "before it was ever ready"
+				state := "before it was ready"
 				if !bootstrap {
 					state = "after it had been ready"
 				}
-				r.add(atEntry(e.T, e.Seq, "%s container %s killed by %s %s: %s", name, e.Restart.Container, cause, state, e.Restart.Evidence))
+				r.add(atEntry(e.T, e.Seq, "%s container %s (restart #%d) killed by %s %s: %s", name, e.Restart.Container, e.Restart.RestartCount, cause, state, e.Restart.Evidence))
 			}
 		}
 		if p.FirstReady != nil {

@@ -1,0 +1,57 @@
+package oracle
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// optionKeys maps a scenario parameter name to the Options field it sets.
+var optionKeys = map[string]func(*Options, time.Duration){
+	"propagation":       func(o *Options, d time.Duration) { o.Propagation = d },
+	"restart-allowance": func(o *Options, d time.Duration) { o.RestartAllowance = d },
+	"withdrawal":        func(o *Options, d time.Duration) { o.Withdrawal = d },
+	"drain":             func(o *Options, d time.Duration) { o.AdmittedWork = d },
+	"cleanup":           func(o *Options, d time.Duration) { o.Cleanup = d },
+	"margin":            func(o *Options, d time.Duration) { o.Margin = d },
+}
+
+// ParseOptions reads oracle options from scenario parameters: "container" (a name) and the
+// durations "propagation", "restart-allowance", "withdrawal", "drain", "cleanup", "margin" (seconds
+// such as "2.5", or Go durations such as "1500ms"). Unknown keys and bad values are errors.
+func ParseOptions(params map[string]string) (Options, error) {
+	var o Options
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := params[k]
+		if k == "container" {
+			o.Container = strings.TrimSpace(v)
+			continue
+		}
+		set, ok := optionKeys[k]
+		if !ok {
+			return Options{}, fmt.Errorf("oracle option %q unknown (known: %s)", k, strings.Join(OptionNames(), ", "))
+		}
+		d, err := parseSeconds(v)
+		if err != nil {
+			return Options{}, fmt.Errorf("oracle option %s=%q: %w", k, v, err)
+		}
+		set(&o, d)
+	}
+	return o, nil
+}
+
+// OptionNames lists the keys ParseOptions accepts, sorted.
+func OptionNames() []string {
+	out := []string{"container"}
+	for k := range optionKeys {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

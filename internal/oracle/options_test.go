@@ -1,0 +1,36 @@
+package oracle
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestParseOptions(t *testing.T) {
+	o, err := ParseOptions(map[string]string{"container": " app ", "propagation": "1.5", "drain": "20s", "withdrawal": "3", "margin": "500ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Options{Container: "app", Propagation: 1500 * time.Millisecond, AdmittedWork: 20 * time.Second, Withdrawal: 3 * time.Second, Margin: 500 * time.Millisecond}
+	if o != want {
+		t.Errorf("ParseOptions = %+v, want %+v", o, want)
+	}
+	// The parsed options take effect in Compute over annotations.
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}
+	got, err := Compute(spec, map[string]string{AnnotationDrain: "5"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Termination.AdmittedWork != 20*time.Second || got.Termination.AdmittedWorkSource != "scenario" || got.Propagation != 1500*time.Millisecond {
+		t.Errorf("termination = %+v propagation %s", got.Termination, got.Propagation)
+	}
+	for _, bad := range []map[string]string{{"drian": "3"}, {"cleanup": "soon"}, {"margin": "-2"}} {
+		if _, err := ParseOptions(bad); err == nil {
+			t.Errorf("ParseOptions(%v) accepted bad input", bad)
+		} else if !strings.Contains(err.Error(), "oracle option") {
+			t.Errorf("error %q does not say what it was reading", err)
+		}
+	}
+}
