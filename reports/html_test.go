@@ -261,6 +261,9 @@ func TestHTMLFailedVerdictsLinkToTheirMoment(t *testing.T) {
 	x0, pps := axis(t, svg)
 	for i, v := range sample.Scenarios[0].Verdicts {
 		row := d.id(t, "s0-v"+strconv.Itoa(i))
+		if b := all(row, byClass("span", "badge")); len(b) != 1 || !hasClass(b[0], "status-"+strings.ToLower(string(v.Status))) {
+			t.Errorf("verdict %s: badge not coloured by its own status %s", v.Rule, v.Status)
+		}
 		links := all(row, byClass("a", "verdict-link"))
 		if v.At == nil {
 			if len(links) != 0 {
