@@ -64,10 +64,13 @@ func judgeFailedRequestsBudget(in Input) Result {
 	failed := 0
 	var failures []timeline.Request
 	var classes []string
-	for _, q := range in.sortedRequests() {
-		if q.OK() {
-			continue
+	var failedReqs []timeline.Request
+	for _, q := range in.Requests {
+		if !q.OK() {
+			failedReqs = append(failedReqs, q)
 		}
+	}
+	for _, q := range (Input{Requests: failedReqs}).sortedRequests() {
 		failed++
 		class, why := c.classify(q)
 		counts[class]++

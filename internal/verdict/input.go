@@ -1,7 +1,8 @@
 package verdict
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/probegate/probegate/internal/oracle"
@@ -161,9 +162,19 @@ func (in Input) loadSpan() (Span, bool) {
 	return s, found
 }
 
-// sortedRequests returns the requests ordered by start.
+// sortedRequests returns the requests ordered by start, then Seq (Input.Requests itself when already
+// sorted; callers must not modify it).
 func (in Input) sortedRequests() []timeline.Request {
-	out := append([]timeline.Request(nil), in.Requests...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].T < out[j].T })
+	byStart := func(a, b timeline.Request) int {
+		if c := cmp.Compare(a.T, b.T); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Seq, b.Seq)
+	}
+	if slices.IsSortedFunc(in.Requests, byStart) {
+		return in.Requests
+	}
+	out := slices.Clone(in.Requests)
+	slices.SortFunc(out, byStart)
 	return out
 }

@@ -137,6 +137,7 @@ func Evaluate(in Input, s Spec) (Result, error) {
 
 // EvaluateAll runs every spec in order. It stops at the first invalid spec.
 func EvaluateAll(in Input, specs []Spec) ([]Result, error) {
+	in.Requests = in.sortedRequests() // sort once for every rule
 	out := make([]Result, 0, len(specs))
 	for _, s := range specs {
 		res, err := Evaluate(in, s)
