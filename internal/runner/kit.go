@@ -8,11 +8,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/seed"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
-	"github.com/probegate/probegate/reports"
 )
 
 // Kit is every capability a run needs, each behind a small interface so the schedule can be tested
@@ -148,11 +148,9 @@ type JudgeInput struct {
 	LoadEnd   time.Duration
 }
 
-// Judge computes the timing oracle and runs verdict rules.
+// Judge computes the timing oracle from the live pod and evaluates the scenario's expectations,
+// returning the oracle and one result per expectation, in order (each result places the windows
+// it judged against on the timeline). An error is a harness error, not a failed verdict.
 type Judge interface {
-	Rules() []string
-	// Oracle computes the windows from the live pod and returns them for the report.
-	Oracle(in JudgeInput) ([]reports.OracleWindow, error)
-	// Run evaluates one expectation.
-	Run(e scenario.Expectation, in JudgeInput) verdict.Result
+	Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, error)
 }

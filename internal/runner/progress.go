@@ -128,7 +128,7 @@ func (s *runStatus) describe() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.name + " " + s.phase
-	if s.phase == "load-start" && !s.start.IsZero() {
+	if s.phase == "schedule-start" && !s.start.IsZero() {
 		out = fmt.Sprintf("%s load %s/%s", s.name, time.Since(s.start).Truncate(time.Second), s.dur)
 		if s.obs != nil {
 			out += fmt.Sprintf(" ready %d", s.obs.ReadyEndpoints())

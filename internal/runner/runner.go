@@ -149,7 +149,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 		}
 	}()
 
-	mark("load-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
+	mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
 	loadStartAt, loadStart := tl.Now()
 	load, err := r.Kit.Load.Start(ctx, LoadSpec{
 		URL: target.URL + loadPath(sc, r.Opts.Custom), Rate: sc.Load.Rate, Duration: sc.Load.Duration,
@@ -180,7 +180,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 		return rep, err
 	}
 	loadEnd := tl.Since(time.Now())
-	mark("load-end", fmt.Sprintf("%d requests", len(reqs)))
+	mark("schedule-end", fmt.Sprintf("%d requests", len(reqs)))
 	if ctx.Err() != nil {
 		return rep, fmt.Errorf("interrupted: %w", context.Cause(ctx))
 	}
@@ -194,14 +194,13 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 
 	status.set("judge")
 	in := JudgeInput{Scenario: sc, Entries: tl.Entries(), Requests: reqs, Pod: pod, LoadStart: loadStart, LoadEnd: loadEnd}
-	windows, err := r.Kit.Judge.Oracle(in)
+	o, results, err := r.Kit.Judge.Judge(in)
 	if err != nil {
-		return rep, fmt.Errorf("compute timing oracle: %w", err)
+		return rep, fmt.Errorf("judge: %w", err)
 	}
-	rep.Oracle = windows
-	for _, e := range sc.Expect {
-		res := r.Kit.Judge.Run(e, in)
-		rep.Verdicts = append(rep.Verdicts, res)
+	rep.Oracle = o
+	rep.Verdicts = results
+	for _, res := range results {
 		log.Info("verdict", "rule", res.Rule, "status", res.Status, "observed", res.Observed)
 	}
 	return rep, nil

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
@@ -121,25 +122,25 @@ func (r *recordingInjector) Revert(context.Context) error {
 // fakeJudge fails rules named "fail-*" and checks it sees the fault actions on the timeline.
 type fakeJudge struct{}
 
-func (fakeJudge) Rules() []string { return []string{"ok-rule", "fail-rule"} }
-func (fakeJudge) Oracle(in JudgeInput) ([]reports.OracleWindow, error) {
+func (fakeJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
 	if in.Pod == nil {
-		return nil, errors.New("no pod")
+		return nil, nil, errors.New("no pod")
 	}
-	return []reports.OracleWindow{{Name: "readiness detection", From: in.LoadStart, To: in.LoadEnd}}, nil
-}
-func (fakeJudge) Run(e scenario.Expectation, in JudgeInput) verdict.Result {
 	faults := 0
 	for _, en := range in.Entries {
 		if en.Fault != nil {
 			faults++
 		}
 	}
-	st := verdict.Pass
-	if strings.HasPrefix(e.Rule, "fail") {
-		st = verdict.Fail
+	var out []verdict.Result
+	for _, e := range in.Scenario.Expect {
+		st := verdict.Pass
+		if strings.HasPrefix(e.Rule, "fail") {
+			st = verdict.Fail
+		}
+		out = append(out, verdict.Result{Rule: e.Rule, Status: st, Observed: fmt.Sprintf("%d fault entries, %d requests", faults, len(in.Requests))})
 	}
-	return verdict.Result{Rule: e.Rule, Status: st, Observed: fmt.Sprintf("%d fault entries, %d requests", faults, len(in.Requests))}
+	return &oracle.Oracle{Container: in.Pod.Spec.Containers[0].Name, Propagation: in.LoadEnd - in.LoadStart}, out, nil
 }
 
 func newTestRunner(t *testing.T) (*Runner, *journal, *fakeDeployer, *fakeObservers) {
@@ -198,7 +199,7 @@ func TestRunEndToEndWithFakes(t *testing.T) {
 	for _, e := range rep.Timeline.Filter(timeline.KindMark) {
 		marks = append(marks, e.Mark.Name)
 	}
-	if got := strings.Join(marks, ","); got != "start,deploy,observers-synced,load-start,load-end,settle,end" {
+	if got := strings.Join(marks, ","); got != "start,deploy,observers-synced,schedule-start,schedule-end,settle,end" {
 		t.Errorf("marks = %s", got)
 	}
 	// The namespace is deleted afterwards.
@@ -208,7 +209,7 @@ func TestRunEndToEndWithFakes(t *testing.T) {
 	if o.stopped.Load() == 0 {
 		t.Errorf("observers never stopped")
 	}
-	if len(rep.Oracle) != 1 || rep.Oracle[0].To <= rep.Oracle[0].From {
+	if rep.Oracle == nil || rep.Oracle.Container != "target" || rep.Oracle.Propagation <= 0 {
 		t.Errorf("oracle = %+v", rep.Oracle)
 	}
 }

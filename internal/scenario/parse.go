@@ -15,6 +15,12 @@ type Vocabulary struct {
 	Faults   []string
 	Rules    []string
 	Variants []string
+	// RuleParams and FaultParams, when set, check an expectation's or a fault's parameters
+	// (unknown parameter, wrong kind of value); their error is reported at the params line.
+	RuleParams  func(rule string, params map[string]string) error
+	FaultParams func(faultType string, params map[string]string) error
+	// OracleParams, when set, checks the scenario's oracle options.
+	OracleParams func(params map[string]string) error
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
@@ -53,6 +59,15 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 		"seed":        {decode: func(n *yaml.Node, p string) { r.integer(n, p, &s.Seed) }},
 		"parallel":    {decode: func(n *yaml.Node, p string) { r.boolean(n, p, &s.Parallel) }},
 		"settle":      {decode: func(n *yaml.Node, p string) { r.duration(n, p, &s.Settle) }},
+		"oracle": {decode: func(n *yaml.Node, p string) {
+			before := len(r.problems)
+			r.params(n, p, &s.Oracle)
+			if len(r.problems) == before && vocab.OracleParams != nil {
+				if err := vocab.OracleParams(s.Oracle); err != nil {
+					r.fail(n, p, "%v", err)
+				}
+			}
+		}},
 		"target": {decode: func(n *yaml.Node, p string) {
 			r.mapping(n, p, map[string]field{
 				"variant": {decode: func(n *yaml.Node, p string) {
@@ -84,7 +99,7 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 		"faults": {decode: func(n *yaml.Node, p string) {
 			r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
 				f := Fault{Line: item.Line}
-				var typeNode *yaml.Node
+				var typeNode, paramsNode *yaml.Node
 				r.mapping(item, p, map[string]field{
 					"type": {required: true, decode: func(n *yaml.Node, p string) {
 						typeNode = n
@@ -92,10 +107,15 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 					}},
 					"at":       {required: true, decode: func(n *yaml.Node, p string) { r.duration(n, p, &f.At) }},
 					"duration": {decode: func(n *yaml.Node, p string) { r.duration(n, p, &f.Duration) }},
-					"params":   {decode: func(n *yaml.Node, p string) { r.params(n, p, &f.Params) }},
+					"params": {decode: func(n *yaml.Node, p string) {
+						paramsNode = n
+						r.params(n, p, &f.Params)
+					}},
 				})
-				if typeNode != nil && f.Type != "" {
-					checkName(r, typeNode, p+".type", "fault type", f.Type, vocab.Faults)
+				if typeNode != nil && f.Type != "" && checkName(r, typeNode, p+".type", "fault type", f.Type, vocab.Faults) && vocab.FaultParams != nil {
+					if err := vocab.FaultParams(f.Type, f.Params); err != nil {
+						r.fail(orNode(paramsNode, item), p+".params", "%v", err)
+					}
 				}
 				s.Faults = append(s.Faults, f)
 			})
@@ -103,6 +123,7 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 		"expect": {required: true, decode: func(n *yaml.Node, p string) {
 			r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
 				e := Expectation{Line: item.Line}
+				var paramsNode *yaml.Node
 				ruleNode := resolve(item)
 				if ruleNode.Kind == yaml.ScalarNode {
 					r.str(ruleNode, p, &e.Rule)
@@ -113,7 +134,10 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 							ruleNode = n
 							r.str(n, p, &e.Rule)
 						}},
-						"params": {decode: func(n *yaml.Node, p string) { r.params(n, p, &e.Params) }},
+						"params": {decode: func(n *yaml.Node, p string) {
+							paramsNode = n
+							r.params(n, p, &e.Params)
+						}},
 					})
 				}
 				if ruleNode != nil && e.Rule != "" {
@@ -121,7 +145,11 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 					if resolve(item).Kind == yaml.MappingNode {
 						rp = p + ".rule"
 					}
-					checkName(r, ruleNode, rp, "verdict rule", e.Rule, vocab.Rules)
+					if checkName(r, ruleNode, rp, "verdict rule", e.Rule, vocab.Rules) && vocab.RuleParams != nil {
+						if err := vocab.RuleParams(e.Rule, e.Params); err != nil {
+							r.fail(orNode(paramsNode, item), p+".params", "%v", err)
+						}
+					}
 				}
 				s.Expect = append(s.Expect, e)
 			})
@@ -183,18 +211,27 @@ func checkRange(r *nodeReader, n *yaml.Node, path string, v, lo, hi int64) {
 	}
 }
 
-func checkName(r *nodeReader, n *yaml.Node, path, what, name string, known []string) {
+// checkName reports a name missing from known; it returns whether the name is acceptable.
+func checkName(r *nodeReader, n *yaml.Node, path, what, name string, known []string) bool {
 	if known == nil {
-		return
+		return true
 	}
 	for _, k := range known {
 		if k == name {
-			return
+			return true
 		}
 	}
 	sorted := append([]string(nil), known...)
 	sort.Strings(sorted)
 	r.fail(n, path, "unknown %s %q (known: %s)", what, name, strings.Join(sorted, ", "))
+	return false
+}
+
+func orNode(n, fallback *yaml.Node) *yaml.Node {
+	if n != nil {
+		return n
+	}
+	return fallback
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)

@@ -91,7 +91,7 @@ func TestParseBad(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"unknown field", "name: x\nload: {rate: 10, duration: 10s}\nexpect: [no-liveness-restarts]\nretries: 3\n",
-			"bad.yaml:4: retries: unknown field (known: description, expect, faults, load, name, parallel, seed, settle, target)"},
+			"bad.yaml:4: retries: unknown field (known: description, expect, faults, load, name, oracle, parallel, seed, settle, target)"},
 		{"unknown nested field", "name: x\nload:\n  rate: 10\n  duration: 10s\n  rps: 3\nexpect: [no-liveness-restarts]\n",
 			"bad.yaml:5: load.rps: unknown field"},
 		{"wrong type int", "name: x\nload:\n  rate: fast\n  duration: 10s\nexpect: [no-liveness-restarts]\n",
@@ -222,5 +222,29 @@ func TestMatrix(t *testing.T) {
 	_, err = ParseMatrix("m.yaml", []byte(unknown), c, testVocab)
 	if err == nil || !strings.HasPrefix(err.Error(), `m.yaml:3: mutations[0].scenario: unknown scenario "nope"`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestParseParamChecks(t *testing.T) {
+	vocab := testVocab
+	vocab.RuleParams = func(rule string, params map[string]string) error {
+		if _, ok := params["mni"]; ok {
+			return errors.New(`rule min-ready-endpoints has no parameter "mni" (it takes: min, grace)`)
+		}
+		return nil
+	}
+	vocab.FaultParams = func(typ string, params map[string]string) error {
+		if params["latency"] == "slow" {
+			return errors.New(`latency: want a duration, got "slow"`)
+		}
+		return nil
+	}
+	_, err := Parse("bad.yaml", []byte("name: x\nload: {rate: 10, duration: 10s}\nexpect:\n  - rule: min-ready-endpoints\n    params:\n      mni: 2\n"), vocab)
+	if err == nil || !strings.HasPrefix(err.Error(), `bad.yaml:6: expect[0].params: rule min-ready-endpoints has no parameter "mni"`) {
+		t.Fatalf("rule params err = %v", err)
+	}
+	_, err = Parse("bad.yaml", []byte("name: x\nload: {rate: 10, duration: 10s}\nfaults:\n  - type: db-latency\n    at: 1s\n    params: {latency: slow}\nexpect: [no-liveness-restarts]\n"), vocab)
+	if err == nil || !strings.HasPrefix(err.Error(), `bad.yaml:6: faults[0].params: latency: want a duration, got "slow"`) {
+		t.Fatalf("fault params err = %v", err)
 	}
 }

@@ -26,6 +26,9 @@ type Scenario struct {
 	// Settle is how long observers keep recording after the load stops.
 	Settle time.Duration `json:"settle"`
 	Expect []Expectation `json:"expect"`
+	// Oracle holds timing-oracle options (propagation, withdrawal, drain, ...) that override the
+	// pod's annotations and the oracle's defaults.
+	Oracle map[string]string `json:"oracle,omitempty"`
 }
 
 // Target selects what the scenario runs against.

@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/loadgen"
+	"github.com/probegate/probegate/observers"
+)
+
+// InformerObservers starts the observers package's informers for the target's namespace.
+type InformerObservers struct {
+	Logger *slog.Logger
+}
+
+// Start implements ObserverStarter.
+func (o InformerObservers) Start(ctx context.Context, c *Cluster, t *Target, tl *timeline.Timeline) (Observation, error) {
+	obs, err := observers.New(c.Client, tl, observers.Options{
+		Namespace: t.Namespace, Service: t.Service, Deployment: t.Deployment, PodSelector: t.Selector, Logger: o.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	obs.Start(context.WithoutCancel(ctx))
+	if err := obs.WaitForSync(ctx); err != nil {
+		obs.Stop()
+		return nil, err
+	}
+	return &informerObservation{obs: obs, tl: tl}, nil
+}
+
+type informerObservation struct {
+	obs *observers.Observer
+	tl  *timeline.Timeline
+}
+
+func (o *informerObservation) Stop() { o.obs.Stop() }
+
+// ReadyEndpoints counts the endpoints whose latest state on the timeline is ready.
+func (o *informerObservation) ReadyEndpoints() int {
+	return ReadyEndpoints(o.tl.Filter(timeline.KindEndpoint))
+}
+
+// ReadyEndpoints counts the endpoints whose latest transition among entries left them ready and
+// not terminating.
+func ReadyEndpoints(entries []timeline.Entry) int {
+	state := map[string]bool{}
+	for _, e := range entries {
+		if e.Endpoint == nil {
+			continue
+		}
+		key := e.Pod
+		if key == "" {
+			key = e.Endpoint.Address
+		}
+		to := e.Endpoint.To
+		state[key] = to != nil && e.Endpoint.Change != timeline.EndpointRemoved && to.Ready && !to.Terminating
+	}
+	n := 0
+	for _, ready := range state {
+		if ready {
+			n++
+		}
+	}
+	return n
+}
+
+// VegetaLoad drives load with the loadgen package, keeping every request in memory.
+type VegetaLoad struct {
+	Logger *slog.Logger
+}
+
+// Start implements LoadStarter.
+func (v VegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, obs Observation) (LoadRun, error) {
+	run := &vegetaRun{}
+	cfg := loadgen.Config{
+		URL:                     spec.URL,
+		Rate:                    float64(spec.Rate),
+		Duration:                spec.Duration,
+		Timeout:                 spec.Timeout,
+		NewConnectionPerRequest: !spec.KeepAlive,
+		Timeline:                tl,
+		OnRequest: func(r timeline.Request) {
+			run.mu.Lock()
+			run.reqs = append(run.reqs, r)
+			run.mu.Unlock()
+		},
+		Logger: v.Logger,
+	}
+	if obs != nil {
+		cfg.ReadyEndpoints = obs.ReadyEndpoints
+	}
+	l, err := loadgen.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	run.load = l
+	return run, nil
+}
+
+type vegetaRun struct {
+	load *loadgen.Load
+	mu   sync.Mutex
+	reqs []timeline.Request
+}
+
+func (r *vegetaRun) SetRate(rate float64) float64 { return r.load.SetRate(rate) }
+func (r *vegetaRun) Stop()                        { r.load.Stop() }
+
+func (r *vegetaRun) Wait() ([]timeline.Request, error) {
+	rep, err := r.load.Wait()
+	r.mu.Lock()
+	reqs := r.reqs
+	r.mu.Unlock()
+	if err != nil {
+		return reqs, fmt.Errorf("load on %s (sent %d, recorded %d): %w", rep.URL, rep.Sent, rep.Recorded, err)
+	}
+	return reqs, nil
+}

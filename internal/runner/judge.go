@@ -1,0 +1,39 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/probegate/probegate/internal/oracle"
+	"github.com/probegate/probegate/internal/verdict"
+)
+
+// VerdictJudge is the real Judge: the oracle from the live pod spec (with the scenario's oracle
+// options), then every expected rule from the verdict registry.
+type VerdictJudge struct{}
+
+// Judge implements Judge.
+func (VerdictJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
+	opts, err := oracle.ParseOptions(in.Scenario.Oracle)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: oracle: %w", in.Scenario.File, err)
+	}
+	o, err := oracle.ForPod(in.Pod, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	vin := verdict.Input{
+		Entries:  in.Entries,
+		Requests: in.Requests,
+		Oracle:   o,
+		Load:     verdict.Span{Start: in.LoadStart, End: in.LoadEnd},
+	}
+	results := make([]verdict.Result, 0, len(in.Scenario.Expect))
+	for _, e := range in.Scenario.Expect {
+		res, err := verdict.Evaluate(vin, verdict.Spec{Rule: e.Rule, Params: e.Params})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %w", in.Scenario.File, e.Line, err)
+		}
+		results = append(results, res)
+	}
+	return &o, results, nil
+}
