@@ -22,7 +22,7 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	scope := fmt.Sprintf("%s, %s", plural(r.Workloads, "workload"), plural(r.Services, "service"))
 	if r.Skipped > 0 {
-		scope += fmt.Sprintf(" (%d other objects skipped)", r.Skipped)
+		scope += fmt.Sprintf(" (%s skipped)", plural(r.Skipped, "other object"))
 	}
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(&b, "%s: no findings\n", scope)

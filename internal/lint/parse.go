@@ -74,6 +74,9 @@ func parseInto(inv *Inventory, file string, data []byte) error {
 			continue
 		}
 		pos := Position{File: file, Line: d.firstLine + root.Line - 1}
+		if err := duplicateKey(root, file, d.firstLine-1); err != nil {
+			return err
+		}
 		if root.Kind != yaml.MappingNode {
 			return &InputError{Pos: pos, Msg: "document is not a Kubernetes object (expected a mapping with apiVersion and kind)"}
 		}
@@ -99,6 +102,27 @@ func yamlError(file string, firstLine int, err error) error {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	return &InputError{Pos: pos, Msg: "invalid YAML: " + strings.ReplaceAll(msg, "\n", " ")}
+}
+
+// duplicateKey finds a mapping key given twice, which YAML decoders silently resolve to the last
+// value. offset turns document lines into file lines.
+func duplicateKey(n *yaml.Node, file string, offset int) error {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if first, dup := seen[k.Value]; dup {
+				return &InputError{Pos: Position{File: file, Line: offset + k.Line}, Msg: fmt.Sprintf("duplicate key %q (first at line %d)", k.Value, offset+first)}
+			}
+			seen[k.Value] = k.Line
+		}
+	}
+	for _, c := range n.Content {
+		if err := duplicateKey(c, file, offset); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // skippedKinds carry no pod template and no traffic policy lint checks; they are read and left alone

@@ -78,7 +78,7 @@ func parseSleepArg(s string) (time.Duration, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return d / time.Second * unit, true
+	return time.Duration(float64(d) * float64(unit) / float64(time.Second)), true
 }
 
 // gracePeriod is the pod's terminationGracePeriodSeconds, defaulted to 30 s as the API server does.

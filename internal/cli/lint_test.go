@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runMain runs probegate with args and returns its exit code, stdout and stderr.
+func runMain(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	outF, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errF, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = outF, errF
+	code := Main(args)
+	os.Stdout, os.Stderr = oldOut, oldErr
+	outF.Close()
+	errF.Close()
+	stdout, _ := os.ReadFile(outF.Name())
+	stderr, _ := os.ReadFile(errF.Name())
+	return code, string(stdout), string(stderr)
+}
+
+func lintData(parts ...string) string {
+	return filepath.Join(append([]string{"..", "lint", "testdata"}, parts...)...)
+}
+
+// TestLintExitCodes: 0 when nothing reaches --fail-on, 1 when something does, 2 on bad input.
+func TestLintExitCodes(t *testing.T) {
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "broken.yaml"), []byte("apiVersion: v1\nkind: Service\nmetadata: {name: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "crd.yaml"), []byte("apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: example.test/v1\nkind: Widget\nmetadata: {name: w}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clean := lintData("rules", "identical-probes", "clean.yaml")
+	warnOnly := lintData("rules", "readiness-window-too-long", "trigger.yaml")
+	withError := lintData("rules", "liveness-checks-dependency", "trigger.yaml")
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string // substring of the one stderr line for code 2
+	}{
+		{"clean", []string{"lint", clean}, 0, ""},
+		{"warning fails by default", []string{"lint", warnOnly}, 1, ""},
+		{"warning below fail-on error", []string{"lint", "--fail-on", "error", warnOnly}, 0, ""},
+		{"error at fail-on error", []string{"lint", "--fail-on", "error", withError}, 1, ""},
+		{"fail-on none", []string{"lint", "--fail-on", "none", withError}, 0, ""},
+		{"cold start makes budget an error", []string{"lint", "--fail-on", "error", "--cold-start", "90s", clean}, 1, ""},
+		{"json", []string{"lint", "-o", "json", withError}, 1, ""},
+		{"sarif", []string{"lint", "-o", "sarif", clean}, 0, ""},
+		{"explain", []string{"lint", "--explain", "PG002"}, 0, ""},
+		{"list rules", []string{"lint", "--list-rules"}, 0, ""},
+		{"missing file", []string{"lint", filepath.Join(bad, "nope.yaml")}, 2, "nope.yaml: no such file or directory"},
+		{"unparseable", []string{"lint", filepath.Join(bad, "broken.yaml")}, 2, "broken.yaml:3: invalid YAML"},
+		{"unknown kind", []string{"lint", filepath.Join(bad, "crd.yaml")}, 2, `crd.yaml:5: unknown kind "Widget"`},
+		{"no input", []string{"lint"}, 2, "no manifest files"},
+		{"bad output", []string{"lint", "-o", "xml", clean}, 2, `unknown output format "xml"`},
+		{"bad fail-on", []string{"lint", "--fail-on", "fatal", clean}, 2, "--fail-on"},
+		{"negative duration", []string{"lint", "--cold-start", "-5s", clean}, 2, "must not be negative"},
+		{"files and namespace", []string{"lint", "--namespace", "x", clean}, 2, "not both"},
+		{"missing report", []string{"lint", "--report", filepath.Join(bad, "report.json"), clean}, 2, "report.json: read report"},
+		{"unknown rule", []string{"lint", "--explain", "PG999"}, 2, `no rule "PG999"`},
+		{"unknown flag", []string{"lint", "--bogus"}, 2, "unknown flag"},
+		{"unreachable cluster", []string{"lint", "--namespace", "x", "--kubeconfig", filepath.Join(bad, "missing-kubeconfig")}, 2, "kubeconfig"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := runMain(t, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, stdout, stderr)
+			}
+			if c.code == 2 {
+				if !strings.Contains(stderr, c.stderr) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+					t.Errorf("stderr %q, want one line containing %q", stderr, c.stderr)
+				}
+				return
+			}
+			if stdout == "" {
+				t.Error("no output")
+			}
+			switch {
+			case c.name == "json" || c.name == "sarif":
+				var v map[string]any
+				if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+					t.Errorf("-o %s output is not JSON: %v", c.name, err)
+				}
+			case c.name == "explain":
+				if !strings.Contains(stdout, "liveness-before-readiness") || !strings.Contains(stdout, "event-loop-stall") {
+					t.Errorf("explain output: %s", stdout)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,218 @@
+package lint
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const twoDocs = `# leading comment
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+---
+# only a comment: skipped
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: web:1
+        livenessProbe:
+          httpGet: {path: /live, port: 8080}
+`
+
+func TestParseTracksLinesAcrossDocuments(t *testing.T) {
+	inv, err := Parse("m.yaml", []byte(twoDocs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Services) != 1 || len(inv.Workloads) != 1 {
+		t.Fatalf("got %d services, %d workloads; want 1 and 1", len(inv.Services), len(inv.Workloads))
+	}
+	if got := inv.Services[0].Pos; got != (Position{"m.yaml", 3}) {
+		t.Errorf("service at %v, want m.yaml:3", got)
+	}
+	w := inv.Workloads[0]
+	if w.Pos.Line != 11 {
+		t.Errorf("deployment at line %d, want 11", w.Pos.Line)
+	}
+	c := w.Containers()[0]
+	if got := w.AtContainer(c, "livenessProbe").Line; got != 22 {
+		t.Errorf("livenessProbe at line %d, want 22", got)
+	}
+	if got := w.AtContainer(c, "livenessProbe", "httpGet").Line; got != 23 {
+		t.Errorf("httpGet at line %d, want 23", got)
+	}
+	// A missing field falls back to the deepest existing node: the container.
+	if got := w.AtContainer(c, "readinessProbe").Line; got != 20 {
+		t.Errorf("missing readinessProbe at line %d, want the container's line 20", got)
+	}
+	if w.PodLabels["app"] != "web" || w.Containers()[0].LivenessProbe.HTTPGet.Path != "/live" {
+		t.Errorf("typed decode lost fields: %+v", w)
+	}
+}
+
+func TestParseSeparatorWithContent(t *testing.T) {
+	in := "--- {apiVersion: v1, kind: Service, metadata: {name: a}}\n--- # comment\napiVersion: v1\nkind: Service\nmetadata: {name: b}\n"
+	inv, err := Parse("s.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Services) != 2 {
+		t.Fatalf("got %d services, want 2", len(inv.Services))
+	}
+	if inv.Services[0].Pos.Line != 1 || inv.Services[1].Pos.Line != 3 {
+		t.Errorf("positions %v, %v; want lines 1 and 3", inv.Services[0].Pos, inv.Services[1].Pos)
+	}
+}
+
+func TestParseListAndSkippedKinds(t *testing.T) {
+	in := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: cfg}
+- apiVersion: apps/v1
+  kind: StatefulSet
+  metadata: {name: db}
+  spec:
+    template:
+      spec:
+        containers: [{name: db, image: db:1}]
+- apiVersion: batch/v1
+  kind: CronJob
+  metadata: {name: nightly}
+  spec:
+    jobTemplate:
+      spec:
+        template:
+          spec:
+            containers: [{name: job, image: job:1}]
+`
+	inv, err := Parse("list.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Skipped) != 1 || inv.Skipped[0].Kind != "ConfigMap" || inv.Skipped[0].Pos.Line != 4 {
+		t.Errorf("skipped = %+v, want the ConfigMap at line 4", inv.Skipped)
+	}
+	if len(inv.Workloads) != 2 {
+		t.Fatalf("got %d workloads, want 2", len(inv.Workloads))
+	}
+	sts, cj := inv.Workloads[0], inv.Workloads[1]
+	if sts.Ref() != "statefulset/db" || sts.Pos.Line != 7 {
+		t.Errorf("first item %s at %v, want statefulset/db at line 7", sts.Ref(), sts.Pos)
+	}
+	if got := sts.AtContainer(sts.Containers()[0]).Line; got != 13 {
+		t.Errorf("statefulset container at line %d, want 13", got)
+	}
+	if cj.Ref() != "cronjob/nightly" || len(cj.Containers()) != 1 || cj.Containers()[0].Name != "job" {
+		t.Errorf("cronjob decoded as %s with %d containers", cj.Ref(), len(cj.Containers()))
+	}
+	if got := cj.AtContainer(cj.Containers()[0]).Line; got != 22 {
+		t.Errorf("cronjob container at line %d, want 22", got)
+	}
+}
+
+// TestParseBadInput: every kind of bad input is one error naming the file and line.
+func TestParseBadInput(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"syntax", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\nmetadata:\n  name: x\n   bad: indent\n", "f.yaml:7: invalid YAML"},
+		{"unknown kind", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\n\napiVersion: apps/v1\nkind: Deploymnet\nmetadata: {name: x}\n", `f.yaml:6: unknown kind "Deploymnet"`},
+		{"custom resource", "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: x}\n", `f.yaml:1: unknown kind "Rollout"`},
+		{"no kind", "apiVersion: v1\nmetadata: {name: x}\n", "f.yaml:1: object has no kind"},
+		{"no apiVersion", "kind: Pod\nmetadata: {name: x}\n", "f.yaml:1: Pod has no apiVersion"},
+		{"old apiVersion", "apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: x}\n", `f.yaml:1: unsupported apiVersion "extensions/v1beta1" for Deployment`},
+		{"not a mapping", "- a\n- b\n", "f.yaml:1: document is not a Kubernetes object"},
+		{"no name", "apiVersion: v1\nkind: Pod\nspec: {}\n", "f.yaml:1: Pod has no metadata.name"},
+		{"wrong type", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: x}
+spec:
+  template:
+    spec:
+      containers:
+      - name: a
+        image: a
+        livenessProbe: {periodSeconds: 10}
+      - name: b
+        image: b
+        livenessProbe:
+          periodSeconds: "ten"
+`, "f.yaml:14: field spec.template.spec.containers.livenessProbe.periodSeconds: got a string, want int32"},
+		{"duplicate key", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: a}\nkind: Pod\n", `f.yaml:8: duplicate key "kind" (first at line 6)`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("f.yaml", []byte(c.in))
+			if err == nil {
+				t.Fatalf("no error, want %q", c.want)
+			}
+			if !IsInputError(err) {
+				t.Errorf("error %v is not an InputError", err)
+			}
+			if !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("error %q, want prefix %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestLoadPaths(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n")
+	write("sub/b.yml", "apiVersion: v1\nkind: Service\nmetadata: {name: b}\n")
+	write("notes.txt", "not yaml: [")
+	write(".hidden/c.yaml", "garbage: [")
+
+	inv, err := LoadPaths([]string{dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Services) != 2 || inv.Services[1].Pos.File != filepath.Join(dir, "sub", "b.yml") {
+		t.Fatalf("services = %+v, want a.yaml and sub/b.yml", inv.Services)
+	}
+
+	inv, err = LoadPaths([]string{"-"}, strings.NewReader("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"))
+	if err != nil || len(inv.Services) != 1 || inv.Services[0].Pos.File != "<stdin>" {
+		t.Fatalf("stdin: %v, %+v", err, inv)
+	}
+
+	for _, bad := range [][]string{{filepath.Join(dir, "missing.yaml")}, {t.TempDir()}, nil} {
+		_, err := LoadPaths(bad, nil)
+		if err == nil || !IsInputError(err) {
+			t.Errorf("LoadPaths(%v) = %v, want an InputError", bad, err)
+		}
+	}
+	_, err = LoadPaths([]string{filepath.Join(dir, "missing.yaml")}, nil)
+	if want := filepath.Join(dir, "missing.yaml") + ": no such file or directory"; err == nil || err.Error() != want {
+		t.Errorf("missing file: %v, want %q", err, want)
+	}
+}
