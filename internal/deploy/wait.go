@@ -1,0 +1,165 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// pollInterval is how often readiness is re-checked while waiting.
+var pollInterval = 500 * time.Millisecond
+
+// poll calls check until it reports done, an error, or ctx ends; then it returns what check last said
+// was missing, wrapped with what was awaited.
+func poll(ctx context.Context, what string, check func(context.Context) (done bool, missing string, err error)) error {
+	missing := "not checked yet"
+	for {
+		done, m, err := check(ctx)
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if done {
+			return nil
+		}
+		if m != "" {
+			missing = m
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not become ready: %s", what, missing)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// deploymentReady reports whether the Deployment's current generation is fully rolled out and
+// ready; when not, it says why, naming the first pod that is not.
+func deploymentReady(client kubernetes.Interface, ns, name string, want int32) func(context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		d, err := client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		st := d.Status
+		if st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.ReadyReplicas == want &&
+			st.AvailableReplicas == want && st.Replicas == want {
+			return true, "", nil
+		}
+		missing := fmt.Sprintf("%d/%d ready, %d updated, %d total", st.ReadyReplicas, want, st.UpdatedReplicas, st.Replicas)
+		if why := podTrouble(ctx, client, ns, d); why != "" {
+			missing += "; " + why
+		}
+		return false, missing, nil
+	}
+}
+
+// podTrouble describes the first unready pod of d (image missing, crash loop, failing probe...).
+func podTrouble(ctx context.Context, client kubernetes.Interface, ns string, d *appsv1.Deployment) string {
+	sel := metav1.FormatLabelSelector(d.Spec.Selector)
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return ""
+	}
+	for _, p := range pods.Items {
+		if why := podWhy(p); why != "" {
+			return "pod " + p.Name + ": " + why
+		}
+	}
+	return ""
+}
+
+func podWhy(p corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return ""
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		switch {
+		case c.State.Waiting != nil:
+			why := fmt.Sprintf("container %s waiting: %s", c.Name, c.State.Waiting.Reason)
+			if m := c.State.Waiting.Message; m != "" {
+				why += " (" + firstLine(m) + ")"
+			}
+			if t := c.LastTerminationState.Terminated; t != nil {
+				why += fmt.Sprintf("; last exit %d %s after %d restarts", t.ExitCode, t.Reason, c.RestartCount)
+			}
+			return why
+		case !c.Ready:
+			why := fmt.Sprintf("container %s running but not ready", c.Name)
+			if c.RestartCount > 0 {
+				why += fmt.Sprintf(" (%d restarts)", c.RestartCount)
+			}
+			return why
+		}
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status != corev1.ConditionTrue {
+			return "not scheduled: " + firstLine(cond.Message)
+		}
+	}
+	if p.Status.Phase != corev1.PodRunning {
+		return "phase " + string(p.Status.Phase)
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// endpointsReady reports whether the Service's EndpointSlices list want ready, non-terminating
+// endpoints: the point at which kube-proxy routes to every replica.
+func endpointsReady(client kubernetes.Interface, ns, svc string, want int32) func(context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		slices, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{
+			LabelSelector: discoveryv1.LabelServiceName + "=" + svc,
+		})
+		if err != nil {
+			return false, "", err
+		}
+		ready := int32(0)
+		for _, s := range slices.Items {
+			for _, e := range s.Endpoints {
+				c := e.Conditions
+				if (c.Ready == nil || *c.Ready) && (c.Terminating == nil || !*c.Terminating) {
+					ready++
+				}
+			}
+		}
+		return ready == want, fmt.Sprintf("%d/%d ready endpoints", ready, want), nil
+	}
+}
+
+// httpOK reports whether GET url answers 200 (through kind's port mapping and kube-proxy).
+func httpOK(url string) func(context.Context) (bool, string, error) {
+	client := &http.Client{Timeout: 2 * time.Second}
+	return func(ctx context.Context) (bool, string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, "", err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return false, "", nil
+			}
+			return false, "GET " + url + ": " + err.Error(), nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Sprintf("GET %s: %s", url, resp.Status), nil
+	}
+}
