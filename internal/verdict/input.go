@@ -3,6 +3,7 @@ package verdict
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/probegate/probegate/internal/oracle"
@@ -56,8 +57,8 @@ type FaultWindow struct {
 }
 
 // FaultWindows pairs the timeline's fault actions into windows: each inject with the next revert of
-// the same fault (by Name, else Type and Target). A skip becomes a Skipped window. The faulted pods
-// are the entry's Pod, else the action's Target when it names a pod seen on the timeline.
+// the same fault (by Name, else Type and Target; else the oldest open fault of its type). A skip
+// becomes a Skipped window. The faulted pods are named by faultPods.
 func FaultWindows(entries []timeline.Entry) []FaultWindow {
 	pods := map[string]bool{}
 	for _, e := range entries {
@@ -81,12 +82,7 @@ func FaultWindows(entries []timeline.Entry) []FaultWindow {
 		switch f.Action {
 		case timeline.FaultInject, timeline.FaultSkip:
 			w := FaultWindow{Name: f.Name, Type: f.Type, Target: f.Target, Start: e.T, StartSeq: e.Seq, End: e.T, Params: f.Params}
-			switch {
-			case e.Pod != "":
-				w.Pods = []string{e.Pod}
-			case pods[f.Target]:
-				w.Pods = []string{f.Target}
-			}
+			w.Pods = faultPods(e, pods)
 			if f.Action == timeline.FaultSkip {
 				w.Skipped, w.SkipNote = true, f.Detail
 				out = append(out, w)
@@ -96,12 +92,41 @@ func FaultWindows(entries []timeline.Entry) []FaultWindow {
 			open[key(f)] = append(open[key(f)], len(out)-1)
 		case timeline.FaultRevert:
 			k := key(f)
+			if len(open[k]) == 0 {
+				// The revert names the fault differently: take the oldest open one of its type.
+				for other, idx := range open {
+					if len(idx) > 0 && out[idx[0]].Type == f.Type && (len(open[k]) == 0 || out[idx[0]].Start < out[open[k][0]].Start) {
+						k = other
+					}
+				}
+			}
 			if idx := open[k]; len(idx) > 0 {
 				w := &out[idx[0]]
 				w.End, w.EndSeq, w.Reverted = e.T, e.Seq, true
 				open[k] = idx[1:]
 			}
 		}
+	}
+	return out
+}
+
+// faultPods names the pods a fault entry aims at: the entry's Pod, else its Target or its "pod" /
+// "pods" parameter when they name pods seen on the timeline (a "pod/" prefix is allowed).
+func faultPods(e timeline.Entry, seen map[string]bool) []string {
+	if e.Pod != "" {
+		return []string{e.Pod}
+	}
+	var out []string
+	add := func(name string) {
+		name = strings.TrimPrefix(strings.TrimSpace(name), "pod/")
+		if seen[name] && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	add(e.Fault.Target)
+	add(e.Fault.Params["pod"])
+	for _, n := range strings.Split(e.Fault.Params["pods"], ",") {
+		add(n)
 	}
 	return out
 }

@@ -86,9 +86,13 @@ func TestFaultWindows(t *testing.T) {
 		Skip(16*s, "freeze", "no admin endpoint")
 	// A fault entry naming the pod only in Target.
 	b.Entry(timeline.Entry{T: 20 * s, Kind: timeline.KindFault, Fault: &timeline.FaultAction{Type: "pod-delete", Action: timeline.FaultInject, Target: "b"}})
+	// A fault naming its pod in params, reverted by an entry without target.
+	b.Entry(timeline.Entry{T: 25 * s, Kind: timeline.KindFault, Fault: &timeline.FaultAction{Type: "freeze", Action: timeline.FaultInject,
+		Target: "target", Params: map[string]string{"pod": "pod/a"}}})
+	b.Entry(timeline.Entry{T: 28 * s, Kind: timeline.KindFault, Fault: &timeline.FaultAction{Type: "freeze", Action: timeline.FaultRevert}})
 	got := verdict.FaultWindows(b.Entries())
-	if len(got) != 5 {
-		t.Fatalf("%d windows, want 5: %+v", len(got), got)
+	if len(got) != 6 {
+		t.Fatalf("%d windows, want 6: %+v", len(got), got)
 	}
 	check := func(i int, typ string, start, end time.Duration, reverted bool, pods []string) {
 		t.Helper()
@@ -102,6 +106,7 @@ func TestFaultWindows(t *testing.T) {
 	check(2, "db-latency", 15*s, 15*s, false, nil)
 	check(3, "freeze", 16*s, 16*s, false, nil)
 	check(4, "pod-delete", 20*s, 20*s, false, []string{"b"})
+	check(5, "freeze", 25*s, 28*s, true, []string{"a"})
 	if !got[3].Skipped || got[3].SkipNote != "no admin endpoint" {
 		t.Errorf("skip window = %+v", got[3])
 	}
