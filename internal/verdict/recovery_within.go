@@ -11,7 +11,8 @@ func init() {
 		Name:  "recovery-within",
 		Title: "All endpoints are ready again within a bound after the fault ends",
 		Doc: "After each fault is reverted (or, for a one-shot fault such as a pod deletion, after it happened), the " +
-			"number of ready endpoints is back to its pre-fault count within the bound and stays there.",
+			"number of ready endpoints is back to its pre-fault count within the bound and stays there. A fault " +
+			"followed by the next one before recovery was due is judged together with it.",
 		Params: []ParamSpec{
 			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline (plus the startup budget for one-shot faults)"},
 			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the count when the fault started"},
@@ -35,11 +36,15 @@ func judgeRecoveryWithin(in Input) Result {
 	}
 	var expected, observed []string
 	var worst time.Duration
+	carried := 0
 	for i, f := range faults {
 		ref := f.End
 		within, basis := recoveryBound(in, f)
 		expected = append(expected, fmt.Sprintf("%s: recovered ≤ %s after %s (%s)", f.Type, dur(within), refWords(f), basis))
 		need := in.Params.Int("replicas", len(eps.readyAt(f.Start-1)))
+		if carried > 0 {
+			need, carried = carried, 0 // a chain of faults recovers to the count before its first
+		}
 		until := horizon
 		if i+1 < len(faults) && faults[i+1].Start > ref {
 			until = faults[i+1].Start
@@ -58,6 +63,14 @@ func judgeRecoveryWithin(in Input) Result {
 				low = false
 				recovered, seq = s.T, s.Seq
 			}
+		}
+		if low && i+1 < len(faults) && faults[i+1].Start <= ref+within {
+			// The next fault came before recovery was due: the chain is judged by its last fault.
+			r.add(atEntry(faults[i+1].Start, faults[i+1].StartSeq, "%s started again %s after %s, before %d endpoints were back: judged with the next fault",
+				faults[i+1].Type, dur(faults[i+1].Start-ref), refWords(f), need))
+			observed = append(observed, fmt.Sprintf("%s: superseded by the next fault", f.Type))
+			carried = need
+			continue
 		}
 		if low {
 			r.failAt(ref + within)

@@ -166,6 +166,18 @@ func TestRules(t *testing.T) {
 		{name: "pod delete replaced", rule: "recovery-within",
 			run:  base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Created(11*s, "d").Ready(13*s, "d"),
 			want: verdict.Pass, figures: map[string]float64{"recovery_s": 3}},
+		{name: "flapping: chain judged by its last fault", rule: "recovery-within", params: map[string]string{"within": "6s"},
+			run: base().Inject(10*s, "db-down", "").NotReady(12*s, "a", "b", "c").Revert(13*s, "db-down", "").
+				Inject(18*s, "db-down", "").Revert(21*s, "db-down", "").Ready(24*s, "a", "b", "c"),
+			want: verdict.Pass, observed: "superseded"},
+		{name: "flapping: never back after the last", rule: "recovery-within", params: map[string]string{"within": "6s"},
+			run: base().Inject(10*s, "db-down", "").NotReady(12*s, "a", "b", "c").Revert(13*s, "db-down", "").
+				Inject(18*s, "db-down", "").Revert(21*s, "db-down", "").Ready(24*s, "a", "b"),
+			want: verdict.Fail, at: 27 * s},
+		{name: "gap longer than the bound", rule: "recovery-within", params: map[string]string{"within": "3s"},
+			run: base().Inject(10*s, "db-down", "").NotReady(12*s, "a").Revert(13*s, "db-down", "").
+				Inject(18*s, "db-down", "").Ready(19*s, "a").Revert(21*s, "db-down", ""),
+			want: verdict.Fail, at: 16 * s},
 		{name: "within param", rule: "recovery-within", params: map[string]string{"within": "1s"},
 			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(20*s, "db-latency", "").Ready(22*s, "a"),
 			want: verdict.Fail, at: 22 * s},
