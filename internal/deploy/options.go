@@ -94,3 +94,6 @@ func Images(opts Options) []string {
 	_ = opts.defaults()
 	return []string{opts.PostgresImage, opts.ToxiproxyImage, opts.TargetImage}
 }
+
+// Validate reports the first bad option (after defaults), without touching any cluster.
+func (o Options) Validate() error { return o.defaults() }
