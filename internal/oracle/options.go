@@ -15,11 +15,15 @@ var optionKeys = map[string]func(*Options, time.Duration){
 	"drain":             func(o *Options, d time.Duration) { o.AdmittedWork = d },
 	"cleanup":           func(o *Options, d time.Duration) { o.Cleanup = d },
 	"margin":            func(o *Options, d time.Duration) { o.Margin = d },
+	"readiness-lag":     func(o *Options, d time.Duration) { o.ReadinessLag = d },
+	"recovery-lag":      func(o *Options, d time.Duration) { o.RecoveryLag = d },
+	"liveness-lag":      func(o *Options, d time.Duration) { o.LivenessLag = d },
 }
 
 // ParseOptions reads oracle options from scenario parameters: "container" (a name) and the
-// durations "propagation", "restart-allowance", "withdrawal", "drain", "cleanup", "margin" (seconds
-// such as "2.5", or Go durations such as "1500ms"). Unknown keys and bad values are errors.
+// durations "propagation", "restart-allowance", "withdrawal", "drain", "cleanup", "margin",
+// "readiness-lag", "recovery-lag", "liveness-lag" (seconds such as "2.5", or Go durations such as
+// "1500ms"). Unknown keys and bad values are errors.
 func ParseOptions(params map[string]string) (Options, error) {
 	var o Options
 	keys := make([]string, 0, len(params))

@@ -15,6 +15,12 @@ const (
 	AnnotationDrain       = "probegate.dev/drain-seconds"       // maximum admitted work to finish on shutdown
 	AnnotationCleanup     = "probegate.dev/cleanup-seconds"     // closing pools, flushing telemetry after the drain
 	AnnotationPropagation = "probegate.dev/propagation-seconds" // kubelet → EndpointSlice → kube-proxy allowance
+	// App lags: how long the app itself takes to turn a fault into a failing (or, for recovery, a
+	// passing) probe endpoint, such as a dependency check interval × hysteresis + its budget, or a
+	// heartbeat staleness bound. Added to the window's Max.
+	AnnotationReadinessLag = "probegate.dev/readiness-lag-seconds"
+	AnnotationRecoveryLag  = "probegate.dev/recovery-lag-seconds"
+	AnnotationLivenessLag  = "probegate.dev/liveness-lag-seconds"
 )
 
 // Defaults for the allowances the pod spec does not state.
@@ -38,6 +44,9 @@ type Options struct {
 	Container        string
 	Propagation      time.Duration
 	RestartAllowance time.Duration
+	ReadinessLag     time.Duration
+	RecoveryLag      time.Duration
+	LivenessLag      time.Duration
 	Withdrawal       time.Duration
 	AdmittedWork     time.Duration
 	Cleanup          time.Duration
@@ -144,12 +153,22 @@ func Compute(spec corev1.PodSpec, annotations map[string]string, opts Options) (
 		grace = seconds(*spec.TerminationGracePeriodSeconds)
 	}
 
+	var lags [3]valueSource
+	for i, l := range []struct {
+		opt time.Duration
+		key string
+	}{{opts.ReadinessLag, AnnotationReadinessLag}, {opts.RecoveryLag, AnnotationRecoveryLag}, {opts.LivenessLag, AnnotationLivenessLag}} {
+		if lags[i], err = pick(l.opt, l.key, valueSource{}); err != nil {
+			return Oracle{}, err
+		}
+	}
+
 	o := Oracle{Container: c.Name, Propagation: prop.d}
 	if p := NewProbeTiming(Readiness, c.ReadinessProbe); p != nil {
-		o.Readiness = readinessWindows(*p, prop.d)
+		o.Readiness = readinessWindows(*p, prop.d, lags[0].d, lags[1].d)
 	}
 	if p := NewProbeTiming(Liveness, c.LivenessProbe); p != nil {
-		o.Liveness = livenessWindows(*p, grace, restartAllowance)
+		o.Liveness = livenessWindows(*p, grace, restartAllowance, lags[2].d)
 	}
 	o.Startup = startupBudget(NewProbeTiming(Startup, c.StartupProbe), NewProbeTiming(Liveness, c.LivenessProbe))
 
@@ -177,22 +196,25 @@ func Compute(spec corev1.PodSpec, annotations map[string]string, opts Options) (
 	return o, nil
 }
 
-func readinessWindows(p ProbeTiming, prop time.Duration) *ReadinessWindows {
+func readinessWindows(p ProbeTiming, prop, lag, recLag time.Duration) *ReadinessWindows {
 	dmin, dmax := p.Detection()
 	rmin, rmax := p.Recovery()
+	dmax += lag
+	rmax += recLag
 	return &ReadinessWindows{
 		Probe: p,
-		Detection: Window{Min: dmin, Max: dmax, Allowance: prop, AllowanceNote: "propagation",
-			Explain: fmt.Sprintf("readiness: %s → fails in [%s, %s] after the fault starts, + %s propagation → endpoint ready=false by %s",
-				p.Summary(), dmin, dmax, prop, dmax+prop)},
-		Recovery: Window{Min: rmin, Max: rmax, Allowance: prop, AllowanceNote: "propagation",
-			Explain: fmt.Sprintf("readiness recovery: S=%d × P=%s, timeout %s → passes in [%s, %s] after the fault is reverted, + %s propagation → endpoint ready=true by %s",
-				p.SuccessThreshold, p.Period, p.Timeout, rmin, rmax, prop, rmax+prop)},
+		Detection: Window{Min: dmin, Max: dmax, AppLag: lag, Allowance: prop, AllowanceNote: "propagation",
+			Explain: fmt.Sprintf("readiness: %s%s → fails in [%s, %s] after the fault starts, + %s propagation → endpoint ready=false by %s",
+				p.Summary(), lagWords(lag), dmin, dmax, prop, dmax+prop)},
+		Recovery: Window{Min: rmin, Max: rmax, AppLag: recLag, Allowance: prop, AllowanceNote: "propagation",
+			Explain: fmt.Sprintf("readiness recovery: S=%d × P=%s, timeout %s%s → passes in [%s, %s] after the fault is reverted, + %s propagation → endpoint ready=true by %s",
+				p.SuccessThreshold, p.Period, p.Timeout, lagWords(recLag), rmin, rmax, prop, rmax+prop)},
 	}
 }
 
-func livenessWindows(p ProbeTiming, podGrace, restart time.Duration) *LivenessWindows {
+func livenessWindows(p ProbeTiming, podGrace, restart, lag time.Duration) *LivenessWindows {
 	dmin, dmax := p.Detection()
+	dmax += lag
 	grace, graceSrc := podGrace, "pod grace"
 	if p.TerminationGracePeriod != nil {
 		grace, graceSrc = *p.TerminationGracePeriod, "probe grace"
@@ -200,12 +222,20 @@ func livenessWindows(p ProbeTiming, podGrace, restart time.Duration) *LivenessWi
 	kill := grace + restart
 	return &LivenessWindows{
 		Probe: p,
-		Detection: Window{Min: dmin, Max: dmax,
-			Explain: fmt.Sprintf("liveness: %s → kubelet kills in [%s, %s] after the fault starts", p.Summary(), dmin, dmax)},
-		Restart: Window{Min: dmin, Max: dmax, Allowance: kill, AllowanceNote: "kill + restart",
-			Explain: fmt.Sprintf("liveness restart: %s → kill in [%s, %s], + ≤%s %s for the kill + %s restart → restart observed by %s",
-				p.Summary(), dmin, dmax, grace, graceSrc, restart, dmax+kill)},
+		Detection: Window{Min: dmin, Max: dmax, AppLag: lag,
+			Explain: fmt.Sprintf("liveness: %s%s → kubelet kills in [%s, %s] after the fault starts", p.Summary(), lagWords(lag), dmin, dmax)},
+		Restart: Window{Min: dmin, Max: dmax, AppLag: lag, Allowance: kill, AllowanceNote: "kill + restart",
+			Explain: fmt.Sprintf("liveness restart: %s%s → kill in [%s, %s], + ≤%s %s for the kill + %s restart → restart observed by %s",
+				p.Summary(), lagWords(lag), dmin, dmax, grace, graceSrc, restart, dmax+kill)},
 	}
+}
+
+// lagWords is ", app lag 1.5s" or "".
+func lagWords(lag time.Duration) string {
+	if lag == 0 {
+		return ""
+	}
+	return ", app lag " + lag.String()
 }
 
 func startupBudget(startup, liveness *ProbeTiming) StartupBudget {
@@ -270,6 +300,7 @@ func (o Options) validate() error {
 		d    time.Duration
 	}{
 		{"propagation", o.Propagation}, {"restart allowance", o.RestartAllowance}, {"withdrawal", o.Withdrawal},
+		{"readiness lag", o.ReadinessLag}, {"recovery lag", o.RecoveryLag}, {"liveness lag", o.LivenessLag},
 		{"admitted work", o.AdmittedWork}, {"cleanup", o.Cleanup}, {"margin", o.Margin},
 	} {
 		if f.d < 0 {

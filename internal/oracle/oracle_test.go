@@ -266,3 +266,33 @@ func TestForPodPicksProbedContainerAndRoundTrips(t *testing.T) {
 		t.Errorf("ForPod error = %v, want it to name the pod", err)
 	}
 }
+
+func TestAppLagsWidenWindows(t *testing.T) {
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app",
+		ReadinessProbe: httpProbe("/ready", 1, 1, 2, 1), LivenessProbe: httpProbe("/live", 5, 1, 3, 1)}}}
+	ann := map[string]string{AnnotationReadinessLag: "1.5", AnnotationRecoveryLag: "750ms", AnnotationLivenessLag: "3"}
+	o, err := Compute(spec, ann, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := o.Readiness.Detection; d.Min != 1*s || d.Max != 4500*time.Millisecond || d.Deadline() != 6500*time.Millisecond || d.AppLag != 1500*time.Millisecond {
+		t.Errorf("readiness detection = %+v", d)
+	}
+	if r := o.Readiness.Recovery; r.Deadline() != 4750*time.Millisecond {
+		t.Errorf("recovery deadline = %s, want 4.75s", r.Deadline())
+	}
+	if l := o.Liveness.Detection; l.Min != 10*s || l.Max != 19*s {
+		t.Errorf("liveness detection = %s, want [10s, 19s]", l)
+	}
+	if !strings.Contains(o.Readiness.Detection.Explain, "app lag 1.5s") {
+		t.Errorf("explain %q does not name the lag", o.Readiness.Detection.Explain)
+	}
+	// A scenario option overrides the annotation.
+	o, err = Compute(spec, ann, Options{ReadinessLag: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Readiness.Detection.Max != 3500*time.Millisecond {
+		t.Errorf("readiness max with option = %s, want 3.5s", o.Readiness.Detection.Max)
+	}
+}

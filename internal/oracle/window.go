@@ -6,12 +6,14 @@ import (
 )
 
 // Window is a span of offsets, counted from a reference instant (a fault's start or revert, a
-// container's start), in which Kubernetes can act: [Min, Max]. Allowance is added after Max for the
+// container's start), in which Kubernetes can act: [Min, Max]. Max includes AppLag, the app's own
+// time to turn a fault into a probe answer, when stated. Allowance is added after Max for the
 // action to become visible where the harness observes it (EndpointSlice propagation, or the kill and
 // restart of a container). Explain says how the numbers were derived, in one line.
 type Window struct {
 	Min           time.Duration `json:"min"`
 	Max           time.Duration `json:"max"`
+	AppLag        time.Duration `json:"appLag,omitempty"`
 	Allowance     time.Duration `json:"allowance"`
 	AllowanceNote string        `json:"allowanceNote,omitempty"`
 	Explain       string        `json:"explain"`
