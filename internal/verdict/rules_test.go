@@ -280,7 +280,7 @@ func failures() *vt.Builder {
 		Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Exited(13*s, "a", 0).
 		Request(ms(10500), "a", 0, timeline.ErrReset, false).
 		Request(12*s, "", 0, timeline.ErrRefused, false).
-		Request(20*s, "b", 0, timeline.ErrReset, true).
+		Request(20*s, "", 0, timeline.ErrReset, true).
 		Inject(25*s, "db-latency", "b").
 		Request(ms(25500), "b", 503, timeline.ErrHTTP5xx, false).
 		NotReady(27*s, "b").
