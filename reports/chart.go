@@ -26,8 +26,6 @@ const (
 	axisTop     = 18.0
 	stripTop    = 26.0
 	stripHeight = 14.0
-	verdictRow  = stripTop + 2*stripHeight + 12
-	laneTop     = verdictRow + 2*verdictLine + 4
 	verdictLine = 12.0
 	laneHeight  = 36.0
 	charWidth   = 6.0 // average label glyph width at 10–11 px, for fitting labels
@@ -60,8 +58,7 @@ type chartView struct {
 	Verdicts       []verdictMarker
 	LanesBottom    float64
 	PlotWidth      float64
-	FaultShadeH    float64
-	OracleShadeH   float64
+	Shades         []rectView
 	NoTimelineNote string
 }
 
@@ -72,10 +69,11 @@ type axisTick struct {
 
 // windowShade is a fault or oracle window: a bar in its strip and a shade through the chart.
 type windowShade struct {
-	X, W    float64
+	X, W, Y float64
 	Label   string
 	Title   string
 	Outside bool // the label does not fit in the bar and is drawn after it
+	Failed  bool // an oracle window a failed verdict judged against
 }
 
 func newShade(x0, x1 float64, label, title string) windowShade {
@@ -154,10 +152,83 @@ func (s scale) x(t time.Duration) float64 {
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
+// rowPacker assigns intervals to the first row where they do not overlap, up to max rows; past
+// that, to the row that frees up first.
+type rowPacker struct {
+	ends []float64
+	max  int
+}
+
+func (p *rowPacker) place(x0, x1 float64) int {
+	for i, e := range p.ends {
+		if e <= x0 {
+			p.ends[i] = x1
+			return i
+		}
+	}
+	if len(p.ends) < p.max {
+		p.ends = append(p.ends, x1)
+		return len(p.ends) - 1
+	}
+	best := 0
+	for i := range p.ends {
+		if p.ends[i] < p.ends[best] {
+			best = i
+		}
+	}
+	p.ends[best] = max(p.ends[best], x1)
+	return best
+}
+
+func (p *rowPacker) rows() int { return max(len(p.ends), 1) }
+
+// stripWindow is one bar of the oracle strip: windows with the same name and span merged across
+// the pods they name.
+type stripWindow struct {
+	PlacedWindow
+	Pods []string
+}
+
+func groupWindows(ws []PlacedWindow) []stripWindow {
+	var out []stripWindow
+	index := map[[3]string]int{}
+	for _, w := range ws {
+		key := [3]string{w.Name, w.From.String(), w.To.String()}
+		i, ok := index[key]
+		if !ok || (w.Pod == "") != (len(out[i].Pods) == 0) {
+			out = append(out, stripWindow{PlacedWindow: w})
+			if w.Pod != "" {
+				out[len(out)-1].Pods = []string{w.Pod}
+			}
+			index[key] = len(out) - 1
+			continue
+		}
+		g := &out[i]
+		g.Pods = append(g.Pods, w.Pod)
+		g.Failed = g.Failed || w.Failed
+		g.Extra = g.Extra || w.Extra
+		for _, r := range w.Rules {
+			if !contains(g.Rules, r) {
+				g.Rules = append(g.Rules, r)
+			}
+		}
+	}
+	return out
+}
+
+// labelEnd is where a bar's label ends: inside the bar, or after it when it does not fit.
+func labelEnd(sh windowShade) float64 {
+	if sh.Outside {
+		return sh.X + sh.W + 8 + float64(len([]rune(sh.Label)))*charWidth
+	}
+	return sh.X + sh.W + 2
+}
+
 // buildChart lays out one scenario's timeline. id prefixes element ids ("s0").
 func buildChart(id string, s *ScenarioReport, entries []timeline.Entry, reqs []timeline.Request) chartView {
 	end := span(entries, reqs)
-	for _, w := range s.Oracle {
+	windows := s.PlacedWindows()
+	for _, w := range windows {
 		end = max(end, w.To)
 	}
 	for _, v := range s.Verdicts {
@@ -168,20 +239,93 @@ func buildChart(id string, s *ScenarioReport, entries []timeline.Entry, reqs []t
 	end = max(end, time.Second)
 	sc := scale{t0: 0, t1: end}
 	c := chartView{
-		Width: chartWidth, PlotLeft: plotLeft, PlotRight: plotRight,
-		AxisTop: axisTop, FaultRow: stripTop, OracleRow: stripTop + stripHeight + 2, VerdictRow: verdictRow, StripHeight: stripHeight - 2,
-		GridTop: stripTop,
+		Width: chartWidth, PlotLeft: plotLeft, PlotRight: plotRight, PlotWidth: plotRight - plotLeft,
+		AxisTop: axisTop, StripHeight: stripHeight - 2, GridTop: stripTop,
 	}
 	if len(entries) == 0 && len(reqs) == 0 {
 		c.NoTimelineNote = "no timeline recorded"
 	}
 
+	// The strips above the lanes: fault windows, oracle windows and failed-verdict labels, each
+	// packed into as many rows as overlapping items need.
+	faultRows := rowPacker{max: 3}
+	var faultRow []int
+	for _, f := range FaultIntervals(entries, end) {
+		label := f.Type
+		if f.Name != "" {
+			label += " " + f.Name
+		}
+		title := fmt.Sprintf("fault %s from %s to %s", label, Offset(f.From), Offset(f.To))
+		if f.Target != "" {
+			title += " on " + f.Target
+		}
+		if !f.Reverted {
+			title += " (never reverted)"
+		}
+		sh := newShade(sc.x(f.From), sc.x(f.To), label, title)
+		faultRow = append(faultRow, faultRows.place(sh.X, labelEnd(sh)))
+		c.Faults = append(c.Faults, sh)
+	}
+	oracleRows := rowPacker{max: 7}
+	var oracleRow []int
+	grouped := groupWindows(windows)
+	for _, w := range grouped {
+		title := fmt.Sprintf("oracle %s: %s – %s", w.Name, Offset(w.From), Offset(w.To))
+		if len(w.Rules) > 0 {
+			title += " (" + strings.Join(w.Rules, ", ") + ")"
+		}
+		if len(w.Pods) > 0 {
+			title += " for " + strings.Join(w.Pods, ", ")
+		}
+		if w.Basis != "" {
+			title += "; " + w.Basis
+		}
+		label := w.Name
+		switch len(w.Pods) {
+		case 0:
+		case 1:
+			label += " · " + shortPod(w.Pods[0])
+		default:
+			label += fmt.Sprintf(" · %d pods", len(w.Pods))
+		}
+		sh := newShade(sc.x(w.From), sc.x(w.To), label, title)
+		sh.Failed = w.Failed
+		oracleRow = append(oracleRow, oracleRows.place(sh.X, labelEnd(sh)))
+		c.Oracles = append(c.Oracles, sh)
+	}
+	verdictRows := rowPacker{max: 4}
+	var verdictRow []int
+	for i, v := range s.Verdicts {
+		if v.At == nil || v.Status != verdict.Fail {
+			continue
+		}
+		x := sc.x(*v.At)
+		label := "✗ " + v.Rule
+		verdictRow = append(verdictRow, verdictRows.place(x, x+6+float64(len([]rune(label)))*charWidth))
+		c.Verdicts = append(c.Verdicts, verdictMarker{
+			ID: verdictMarkerID(id, i), Href: "#" + verdictRowID(id, i), X: x, Class: "verdict-fail",
+			Label: label, Title: fmt.Sprintf("%s %s at %s: %s", v.Status, v.Rule, Offset(*v.At), v.Observed),
+		})
+	}
+	c.FaultRow = stripTop
+	c.OracleRow = c.FaultRow + float64(faultRows.rows())*stripHeight + 2
+	c.VerdictRow = c.OracleRow + float64(oracleRows.rows())*stripHeight + 4
+	laneTop := c.VerdictRow + float64(verdictRows.rows())*verdictLine + 4
+	for i := range c.Faults {
+		c.Faults[i].Y = c.FaultRow + float64(faultRow[i])*stripHeight
+	}
+	for i := range c.Oracles {
+		c.Oracles[i].Y = c.OracleRow + float64(oracleRow[i])*stripHeight
+	}
+
 	// Lanes, one per pod in order of first appearance.
 	pods := lanePods(entries)
 	bands := EndpointBands(entries, end)
+	laneY := map[string]float64{}
 	y := laneTop
 	for i, pod := range pods {
 		l := laneView{Pod: pod, Label: shortPod(pod), Color: podPalette[i%len(podPalette)], Y: y}
+		laneY[pod] = y
 		l.Bands = laneBands(sc, pod, bands, y)
 		for _, e := range entries {
 			if e.Pod != pod {
@@ -220,63 +364,40 @@ func buildChart(id string, s *ScenarioReport, entries []timeline.Entry, reqs []t
 	c.GridBottom = y
 	c.AxisBottom = y + 14
 	c.Height = y + bottomAxis
-	c.PlotWidth = plotRight - plotLeft
-	c.FaultShadeH = c.GridBottom - c.FaultRow
-	c.OracleShadeH = c.GridBottom - c.OracleRow
 
-	for _, f := range FaultIntervals(entries, end) {
-		label := f.Type
-		if f.Name != "" {
-			label += " " + f.Name
-		}
-		title := fmt.Sprintf("fault %s from %s to %s", label, Offset(f.From), Offset(f.To))
-		if f.Target != "" {
-			title += " on " + f.Target
-		}
-		if !f.Reverted {
-			title += " (never reverted)"
-		}
-		x0, x1 := sc.x(f.From), sc.x(f.To)
-		c.Faults = append(c.Faults, newShade(x0, x1, label, title))
+	// Shades through the chart: every fault window; the oracle windows of failed verdicts (and
+	// those the runner added), in their pod's lane when they name one, else through everything.
+	for _, f := range c.Faults {
+		c.Shades = append(c.Shades, rectView{X: f.X, Y: f.Y, W: f.W, H: c.GridBottom - f.Y, Class: "fault-shade", Title: f.Title})
 	}
-	for _, w := range s.Oracle {
-		x0, x1 := sc.x(w.From), sc.x(w.To)
-		title := fmt.Sprintf("oracle %s: %s – %s", w.Name, Offset(w.From), Offset(w.To))
-		if w.Pod != "" {
-			title += " for " + w.Pod
+	for i, w := range grouped {
+		// A window covering most of the run says nothing about timing: list it, don't shade it.
+		if (!w.Failed && !w.Extra) || w.To-w.From > end/2 {
+			continue
 		}
-		if w.Basis != "" {
-			title += "; " + w.Basis
+		o := c.Oracles[i]
+		whole := rectView{X: o.X, Y: laneTop, W: o.W, H: c.GridBottom - laneTop, Class: "oracle-shade", Title: o.Title}
+		if len(w.Pods) == 0 {
+			c.Shades = append(c.Shades, whole)
+			continue
 		}
-		c.Oracles = append(c.Oracles, newShade(x0, x1, w.Name, title))
+		for _, pod := range w.Pods {
+			r := whole
+			if ly, ok := laneY[pod]; ok {
+				r.Y, r.H = ly+8, laneHeight-6
+			}
+			c.Shades = append(c.Shades, r)
+		}
 	}
 	for _, e := range entries {
 		if e.Mark != nil {
 			c.Marks = append(c.Marks, markLine{X: sc.x(e.T), Title: fmt.Sprintf("%s %s", Offset(e.T), e.Mark.Name)})
 		}
 	}
-	rowEnd := [2]float64{}
-	for i, v := range s.Verdicts {
-		if v.At == nil {
-			continue
-		}
-		cls := "verdict-" + strings.ToLower(string(v.Status))
-		glyph := "✓ "
-		if v.Status == verdict.Fail {
-			glyph = "✗ "
-		}
-		x := sc.x(*v.At)
-		label := glyph + v.Rule
-		row := 0
-		if rowEnd[0] > x && rowEnd[1] <= rowEnd[0] {
-			row = 1
-		}
-		rowEnd[row] = x + 3 + float64(len([]rune(label)))*charWidth
-		c.Verdicts = append(c.Verdicts, verdictMarker{
-			ID: verdictMarkerID(id, i), Href: "#" + verdictRowID(id, i), X: x, Class: cls,
-			Label: label, Title: fmt.Sprintf("%s %s at %s: %s", v.Status, v.Rule, Offset(*v.At), v.Observed),
-			Top: verdictRow + 1, LabelY: verdictRow + verdictLine*float64(row+1) - 2, Bottom: c.GridBottom,
-		})
+	for i := range c.Verdicts {
+		c.Verdicts[i].Top = c.VerdictRow + float64(verdictRow[i])*verdictLine + 2
+		c.Verdicts[i].LabelY = c.VerdictRow + float64(verdictRow[i]+1)*verdictLine - 2
+		c.Verdicts[i].Bottom = c.GridBottom
 	}
 	c.Ticks = timeTicks(sc)
 	return c

@@ -42,6 +42,8 @@ type scenarioHTML struct {
 	Summary       *Summary
 	FailedClasses []countKV
 	Restarts      []countKV
+	Windows       []PlacedWindow
+	OracleLines   []string
 }
 
 type verdictHTML struct {
@@ -49,8 +51,13 @@ type verdictHTML struct {
 	MarkerHref string
 	R          verdict.Result
 	At         string
-	Evidence   []string
+	// Evidence shows the first few pointers; MoreEvidence folds the rest away.
+	Evidence     []string
+	MoreEvidence []string
 }
+
+// shownEvidence is how many evidence lines a verdict row shows before folding the rest.
+const shownEvidence = 3
 
 type countKV struct {
 	Key   string
@@ -76,14 +83,27 @@ func WriteHTML(w io.Writer, r *Report) error {
 			vh := verdictHTML{ID: verdictRowID(id, j), R: v}
 			if v.At != nil {
 				vh.At = Offset(*v.At)
-				if markers[verdictMarkerID(id, j)] {
+				if v.Status == verdict.Fail && markers[verdictMarkerID(id, j)] {
 					vh.MarkerHref = "#" + verdictMarkerID(id, j)
 				}
 			}
-			for _, e := range v.Evidence {
-				vh.Evidence = append(vh.Evidence, evidenceLine(s, e))
+			for k, e := range v.Evidence {
+				line := shortEvidenceLine(e)
+				if k < shownEvidence {
+					vh.Evidence = append(vh.Evidence, line)
+				} else {
+					vh.MoreEvidence = append(vh.MoreEvidence, line)
+				}
 			}
 			sv.Verdicts = append(sv.Verdicts, vh)
+		}
+		sv.Windows = s.PlacedWindows()
+		if s.Oracle != nil {
+			for _, l := range s.Oracle.Lines() {
+				if l != "" {
+					sv.OracleLines = append(sv.OracleLines, l)
+				}
+			}
 		}
 		if s.Summary != nil {
 			sv.FailedClasses = sortedCounts(s.Summary.Requests.FailedByClass)

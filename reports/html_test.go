@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/reports/reportstest"
 )
@@ -265,9 +266,9 @@ func TestHTMLFailedVerdictsLinkToTheirMoment(t *testing.T) {
 			t.Errorf("verdict %s: badge not coloured by its own status %s", v.Rule, v.Status)
 		}
 		links := all(row, byClass("a", "verdict-link"))
-		if v.At == nil {
+		if v.At == nil || v.Status != verdict.Fail {
 			if len(links) != 0 {
-				t.Errorf("verdict %s has no moment but links to one", v.Rule)
+				t.Errorf("verdict %s (%s) links to a moment: only failures with one do", v.Rule, v.Status)
 			}
 			continue
 		}
@@ -282,7 +283,7 @@ func TestHTMLFailedVerdictsLinkToTheirMoment(t *testing.T) {
 		if want := x0 + v.At.Seconds()*pps; !near(num(t, line, "x1"), want) {
 			t.Errorf("marker of %s at x %.1f, want %.1f", v.Rule, num(t, line, "x1"), want)
 		}
-		if v.Status == "FAIL" && !hasClass(marker, "verdict-fail") {
+		if !hasClass(marker, "verdict-fail") {
 			t.Errorf("marker of failed %s is not drawn as a failure", v.Rule)
 		}
 	}
@@ -299,5 +300,55 @@ func TestHTMLWithoutTimeline(t *testing.T) {
 	svg := d.id(t, "s0-timeline")
 	if len(all(svg, byClass("g", "lane"))) != 0 || !strings.Contains(raw, "no timeline recorded") {
 		t.Error("a scenario without data should draw no lanes and say so")
+	}
+}
+
+func TestHTMLShadesFailedVerdictWindows(t *testing.T) {
+	r := reportstest.SampleReport(5)
+	sc := &r.Scenarios[1] // pod-delete
+	at := 44 * s
+	// A failed verdict with a window for PodC only, and a passing one with a target-wide window.
+	sc.Verdicts = append(sc.Verdicts,
+		verdict.Result{Rule: "late-withdrawal", Status: verdict.Fail, At: &at, Expected: "x", Observed: "y",
+			Windows: []verdict.Window{{Name: "withdrawal", Pod: reportstest.PodC, From: 41 * s, To: 43 * s}}},
+		verdict.Result{Rule: "calm", Status: verdict.Pass,
+			Windows: []verdict.Window{{Name: "calm window", From: 10 * s, To: 20 * s}}})
+	d, _ := renderDOM(t, r)
+	svg := d.id(t, "s1-timeline")
+	x0, pps := axis(t, svg)
+	var laneC *html.Node
+	for _, l := range all(svg, byClass("g", "lane")) {
+		if attr(l, "data-pod") == reportstest.PodC {
+			laneC = l
+		}
+	}
+	laneTop := num(t, all(laneC, byClass("rect", "lane-bg"))[0], "y")
+	var shaded []*html.Node
+	for _, r := range all(svg, byClass("rect", "oracle-shade")) {
+		shaded = append(shaded, r)
+	}
+	// The sample's passing deleted-pod-withdrawn window and the calm window are not shaded.
+	if len(shaded) != 1 {
+		t.Fatalf("oracle shades = %d, want only the failed verdict's", len(shaded))
+	}
+	sh := shaded[0]
+	if !near(num(t, sh, "x"), x0+41*pps) || !near(num(t, sh, "width"), 2*pps) {
+		t.Errorf("shade x %.1f width %.1f, want %.1f, %.1f", num(t, sh, "x"), num(t, sh, "width"), x0+41*pps, 2*pps)
+	}
+	if y := num(t, sh, "y"); y < laneTop-5 || y+num(t, sh, "height") > laneTop+36 {
+		t.Errorf("shade y %.1f–%.1f is not within PodC's lane at %.1f", y, y+num(t, sh, "height"), laneTop)
+	}
+	bars := all(svg, byClass("g", "oracle-window"))
+	if len(bars) != 3 {
+		t.Errorf("oracle window bars = %d, want all 3 listed in the strip", len(bars))
+	}
+	failed := 0
+	for _, b := range bars {
+		if hasClass(b, "failed") {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d bars marked failed, want 1", failed)
 	}
 }

@@ -207,6 +207,22 @@ func evidenceLine(s *ScenarioReport, e verdict.Evidence) string {
 	return where + ": " + e.Note
 }
 
+// shortEvidenceLine is evidenceLine for a page that already links the scenario's files:
+// "timeline #15 · +47.0 s: note".
+func shortEvidenceLine(e verdict.Evidence) string {
+	where := Offset(e.T)
+	switch {
+	case e.Seq != 0:
+		where = fmt.Sprintf("timeline #%d · %s", e.Seq, where)
+	case e.RequestSeq != 0:
+		where = fmt.Sprintf("request #%d · %s", e.RequestSeq, where)
+	}
+	if e.Note == "" {
+		return where
+	}
+	return where + ": " + e.Note
+}
+
 func orDefault(s, def string) string {
 	if s == "" {
 		return def

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
 )
@@ -65,8 +67,12 @@ type ScenarioReport struct {
 	Finished time.Time `json:"finished"`
 	// Replay is the command line that reruns exactly this scenario.
 	Replay string `json:"replay,omitempty"`
-	// Oracle holds the timing windows the verdicts were judged against.
-	Oracle   []OracleWindow   `json:"oracle,omitempty"`
+	// Oracle is the timing oracle computed from the target's pod spec (windows relative to a
+	// fault's start); each verdict's Windows place the ones it judged against on the timeline.
+	Oracle *oracle.Oracle `json:"oracle,omitempty"`
+	// Windows are further windows placed on the timeline (offsets from its start) that no verdict
+	// carries, drawn beside the verdicts' own.
+	Windows  []verdict.Window `json:"windows,omitempty"`
 	Verdicts []verdict.Result `json:"verdicts"`
 	Summary  *Summary         `json:"summary,omitempty"`
 	// TimelinePath and RequestsPath are relative to the report directory, with forward slashes.
@@ -81,20 +87,44 @@ type ScenarioReport struct {
 	Requests []timeline.Request `json:"-"`
 }
 
-// OracleWindow is one window the timing oracle computed from the pod's probe settings: when an
-// effect (endpoint withdrawn, restart, replacement ready ...) must happen, as offsets from the
-// timeline's start. Basis shows the arithmetic, so a reader can check it by hand.
-type OracleWindow struct {
-	Name string `json:"name"`
-	// Rule is the verdict rule that judged against this window, when one did.
-	Rule string `json:"rule,omitempty"`
-	// Pod limits the window to one pod; empty means the whole target.
-	Pod   string        `json:"pod,omitempty"`
-	From  time.Duration `json:"from"`
-	To    time.Duration `json:"to"`
-	Basis string        `json:"basis,omitempty"`
-	// Detail carries the oracle's own record of the window, kept verbatim.
-	Detail json.RawMessage `json:"detail,omitempty"`
+// PlacedWindow is an oracle window on the timeline with the rules that judged against it.
+type PlacedWindow struct {
+	verdict.Window
+	Rules []string
+	// Failed is set when a failed verdict carries the window; Extra when the scenario's own
+	// Windows list it.
+	Failed, Extra bool
+}
+
+// PlacedWindows is the union of the scenario's Windows and every verdict's Windows, each listed
+// once (by name, pod and span) with the rules that carry it, in order of start.
+func (s *ScenarioReport) PlacedWindows() []PlacedWindow {
+	var out []PlacedWindow
+	index := map[verdict.Window]int{}
+	add := func(w verdict.Window, rule string, failed, extra bool) {
+		key := verdict.Window{Name: w.Name, Pod: w.Pod, From: w.From, To: w.To}
+		i, ok := index[key]
+		if !ok {
+			out = append(out, PlacedWindow{Window: w})
+			i = len(out) - 1
+			index[key] = i
+		}
+		out[i].Failed = out[i].Failed || failed
+		out[i].Extra = out[i].Extra || extra
+		if rule != "" && !contains(out[i].Rules, rule) {
+			out[i].Rules = append(out[i].Rules, rule)
+		}
+	}
+	for _, w := range s.Windows {
+		add(w, "", false, true)
+	}
+	for _, v := range s.Verdicts {
+		for _, w := range v.Windows {
+			add(w, v.Rule, v.Status == verdict.Fail, false)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].From < out[j].From })
+	return out
 }
 
 // Status is the scenario's outcome: ERROR when the harness failed, FAIL when any verdict failed,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/internal/verdict/verdicttest"
 	"github.com/probegate/probegate/reports"
 )
 
@@ -65,6 +66,7 @@ func DBSlowLiveness(rps int) reports.ScenarioReport {
 	})
 	b.Mark(sec(126), "end")
 
+	oracle := verdicttest.DefaultOracle()
 	return reports.ScenarioReport{
 		Name:        "db-slow",
 		Description: "the shared database answers 3 s late for 40 s",
@@ -75,11 +77,7 @@ func DBSlowLiveness(rps int) reports.ScenarioReport {
 		Started:     Start,
 		Finished:    Start.Add(sec(126)),
 		Replay:      "probegate run --scenario db-slow --variant bad-liveness-db --seed 42",
-		Oracle: []reports.OracleWindow{{
-			Name: "readiness detection", Rule: "readiness-withdraws-on-dependency",
-			From: sec(41), To: sec(47.5),
-			Basis: "inject 40 s + [(F−1)·P, F·P+timeout] = [1 s, 6 s] + propagation 0.5 s",
-		}},
+		Oracle:      &oracle,
 		Verdicts: []verdict.Result{
 			{Rule: "liveness-ignores-shared-dependency", Title: "liveness never fails because the shared database is slow",
 				Status: verdict.Fail, Expected: "0 liveness restarts while only the shared database is faulty (40 s–80 s)",
@@ -92,8 +90,10 @@ func DBSlowLiveness(rps int) reports.ScenarioReport {
 				Evidence: []verdict.Evidence{{T: lastReady.T, Seq: lastReady.Seq, Note: "last ready endpoint withdrawn: " + PodC}},
 				Figures:  map[string]float64{"zeroReadySeconds": 37.8}},
 			{Rule: "readiness-withdraws-on-dependency", Title: "readiness withdraws within the detection window",
-				Status: verdict.Pass, Expected: "endpoint ready=false within [41.0 s, 47.5 s]",
-				Observed: "first withdrawal at +44.6 s", Figures: map[string]float64{"detectionSeconds": 4.6}},
+				Status: verdict.Pass, Expected: "endpoint ready=false within [41.0 s, 45.0 s]",
+				Observed: "first withdrawal at +44.6 s", Figures: map[string]float64{"detectionSeconds": 4.6},
+				Windows: []verdict.Window{{Name: "readiness detection", From: sec(41), To: sec(45),
+					Basis: "fault 40 s + [(F−1)·P, F·P+timeout] = [1 s, 3 s] + 2 s propagation"}}},
 			{Rule: "cooperative-drain", Title: "in-flight requests drain before exit",
 				Status: verdict.Skip, Expected: "no request reset during shutdown", Observed: "no shutdown in this scenario"},
 		},
@@ -129,14 +129,12 @@ func PodDelete(rps int) reports.ScenarioReport {
 		Seed:     7,
 		Started:  Start,
 		Finished: Start.Add(sec(66)),
-		Oracle: []reports.OracleWindow{{
-			Name: "withdraw before drain ends", Rule: "deleted-pod-withdrawn", Pod: PodB,
-			From: sec(40), To: sec(42), Basis: "delete 40 s + kubelet→EndpointSlice propagation ≤ 2 s",
-		}},
 		Verdicts: []verdict.Result{
 			{Rule: "deleted-pod-withdrawn", Title: "a deleted pod's endpoint is withdrawn at once",
 				Status: verdict.Pass, Expected: "ready=false within [40.0 s, 42.0 s]", Observed: "ready=false at +40.8 s",
-				Figures: map[string]float64{"withdrawSeconds": 0.8}},
+				Figures: map[string]float64{"withdrawSeconds": 0.8},
+				Windows: []verdict.Window{{Name: "withdraw before drain ends", Pod: PodB, From: sec(40), To: sec(42),
+					Basis: "delete 40 s + kubelet→EndpointSlice propagation ≤ 2 s"}}},
 			{Rule: "no-failed-requests", Title: "no request fails during a graceful delete",
 				Status: verdict.Pass, Expected: "0 failed requests", Observed: "0 of 3000 failed"},
 		},
@@ -164,4 +162,20 @@ func SampleReport(rps int) *reports.Report {
 		s.Summary = &sum
 	}
 	return r
+}
+
+// Judge replaces the scenario's verdicts with those of the real verdict rules named by specs,
+// judged on its timeline and requests against its oracle (verdicttest.DefaultOracle when nil).
+func Judge(sc *reports.ScenarioReport, specs ...verdict.Spec) error {
+	o := verdicttest.DefaultOracle()
+	if sc.Oracle != nil {
+		o = *sc.Oracle
+	}
+	in := verdict.Input{Entries: sc.Timeline.Entries(), Requests: sc.Requests, Oracle: o}
+	res, err := verdict.EvaluateAll(in, specs)
+	if err != nil {
+		return err
+	}
+	sc.Verdicts = res
+	return nil
 }
