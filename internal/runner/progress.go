@@ -19,6 +19,7 @@ type Progress struct {
 	stop chan struct{}
 	done chan struct{}
 	last int
+	once sync.Once
 }
 
 // NewProgress starts repainting on w every interval until Close. Pass a terminal only.
@@ -41,12 +42,12 @@ func NewProgress(w io.Writer, interval time.Duration) *Progress {
 	return p
 }
 
-// Close clears the line and stops repainting.
+// Close clears the line and stops repainting. It is safe to call more than once.
 func (p *Progress) Close() {
 	if p == nil {
 		return
 	}
-	close(p.stop)
+	p.once.Do(func() { close(p.stop) })
 	<-p.done
 }
 

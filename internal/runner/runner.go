@@ -209,6 +209,9 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 // planFaults builds every fault's injector (or its skip reason) with its own seeded stream.
 func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*Schedule, error) {
 	var planned []*plannedFault
+	if len(sc.Faults) > 0 && r.Kit.Faults == nil {
+		return nil, fmt.Errorf("%s: no fault injectors are wired into this build", sc.File)
+	}
 	for i, f := range sc.Faults {
 		env := FaultEnv{
 			Cluster: r.Cluster, Target: target, Timeline: tl,

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/probegate/probegate/internal/runner"
+	"github.com/probegate/probegate/reports"
+	"github.com/probegate/probegate/scenarios"
+)
+
+func init() { register(newRunCmd) }
+
+type runFlags struct {
+	scenarios  []string
+	variant    string
+	target     string
+	seed       int64
+	out        string
+	kubeconfig string
+	parallel   int
+	keep       bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run scenarios against the bundled target (or --target) and judge the probes",
+		Long: `Runs each scenario in a fresh namespace: deploys PostgreSQL, toxiproxy and the target, starts the
+observers and the load, injects the scenario's faults on schedule (always reverted, also on Ctrl-C),
+then judges the recorded timeline against the scenario's verdicts and the timing oracle computed from
+the live pod spec. Scenarios that can share the cluster run side by side (--parallel).
+
+With no --scenario, every scenario of the catalogue runs against the bundled good target on the local
+kind cluster, which is created if it is not running. Writes OUT/report.json, junit.xml, report.html
+and each scenario's timeline.jsonl and requests.jsonl.
+
+Exit codes: 0 every verdict passed, 1 a verdict failed, 2 bad input or a harness/setup error.`,
+		Example: `  probegate run
+  probegate run --scenario db-slowness --variant deep-liveness
+  probegate run --scenario my-scenario.yaml --seed 7 --out _out/mine
+  probegate run --kubeconfig ~/.kube/config --scenario pod-delete-under-load`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			req := runner.Request{
+				Scenarios: f.scenarios, Variant: f.variant, TargetFile: f.target,
+				Kubeconfig: f.kubeconfig, Parallel: f.parallel, Keep: f.keep, Logger: slog.Default(),
+			}
+			if cmd.Flags().Changed("seed") {
+				req.Seed = &f.seed
+			}
+			if cmd.Flags().Changed("parallel") && f.parallel < 1 {
+				return withCode(ExitError, fmt.Errorf("--parallel %d: must be at least 1", f.parallel))
+			}
+			return runScenarios(cmd, req, f.out)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.scenarios, "scenario", nil, "scenario name or scenario file (.yaml); repeat for several (default: all)")
+	fl.StringVar(&f.variant, "variant", "", "bundled target variant for every scenario (default: each scenario's own, normally good)")
+	fl.StringVar(&f.target, "target", "", "YAML file describing your own target instead of the bundled one")
+	fl.Int64Var(&f.seed, "seed", 0, "seed for every random choice (default: each scenario's own)")
+	fl.StringVar(&f.out, "out", "", "report directory (default _out/run-<time>)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run on this existing cluster instead of the local kind cluster")
+	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run side by side in their own namespaces (default: the cluster's port slots)")
+	fl.BoolVar(&f.keep, "keep", false, "keep each scenario's namespace after the run")
+	return cmd
+}
+
+// runScenarios is the part of run shared with replay: validate everything, set up, run, report.
+func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
+	ctx := cmd.Context()
+	vocab := runner.Vocabulary(runner.DefaultFaults())
+	cat, _, err := scenarios.Load(vocab)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	// Everything that can be checked without a cluster is checked first.
+	if _, _, err := runner.Plan(req, cat, vocab); err != nil {
+		return withCode(ExitError, err)
+	}
+	if out == "" {
+		out = "_out/run-" + timestamp()
+	}
+	stderrTTY := term.IsTerminal(int(os.Stderr.Fd()))
+	if stderrTTY {
+		req.Progress = runner.NewProgress(os.Stderr, time.Second)
+		defer req.Progress.Close()
+	}
+	r, scs, err := runner.Setup(ctx, req, cat, vocab)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	rep, err := r.Execute(ctx, scs, out, os.Args)
+	req.Progress.Close()
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	if err := reports.WriteTerminal(cmd.OutOrStdout(), rep, reports.ColorFor(os.Stdout)); err != nil {
+		return withCode(ExitError, err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", out)
+	switch code := rep.ExitCode(); code {
+	case reports.ExitPass:
+		return nil
+	case reports.ExitFail:
+		return withCode(ExitFail, errFailed)
+	default:
+		return withCode(ExitError, fmt.Errorf("%s", firstError(rep)))
+	}
+}
+
+// firstError is the first scenario error of a run, for the one-line exit message.
+func firstError(rep *reports.Report) string {
+	for _, s := range rep.Scenarios {
+		if s.Error != "" {
+			return fmt.Sprintf("scenario %s: %s", s.Name, s.Error)
+		}
+	}
+	return "no scenario ran"
+}
+
+func timestamp() string { return time.Now().Format("20060102-150405") }

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeRunInput(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Bad input ends with exit 2 and one line on stderr, before any cluster is contacted (there is
+// none in a unit test: reaching for one would fail differently).
+func TestRunBadInputExitsTwoWithOneLine(t *testing.T) {
+	badScenario := writeRunInput(t, "mine.yaml", "name: mine\nload:\n  rate: fast\n  duration: 10s\nexpect: [no-liveness-restarts]\n")
+	badTarget := writeRunInput(t, "target.yaml", "name: app\nport: 8080\n")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown scenario", []string{"run", "--scenario", "db-slowness", "--scenario", "nope"}, `probegate: unknown scenario "nope" (known: cold-start, `},
+		{"unknown variant", []string{"run", "--variant", "flaky"}, `probegate: unknown variant "flaky" (known: good, `},
+		{"malformed scenario file", []string{"run", "--scenario", badScenario}, "probegate: " + badScenario + `:3: load.rate: expected an integer, got string "fast"`},
+		{"missing scenario file", []string{"run", "--scenario", "/nonexistent/x.yaml"}, "probegate: read scenario: open /nonexistent/x.yaml"},
+		{"bad target file", []string{"run", "--target", badTarget}, "probegate: " + badTarget + ":1: image: set image (probegate deploys it) or deployment (an existing one)"},
+		{"variant with target", []string{"run", "--target", badTarget, "--variant", "good"}, "probegate: --variant selects a bundled fixture variant"},
+		{"bad parallel", []string{"run", "--parallel", "0"}, "probegate: --parallel 0: must be at least 1"},
+		{"unknown flag", []string{"run", "--bogus"}, "probegate: unknown flag: --bogus"},
+		{"list bad output", []string{"list", "-o", "json"}, `probegate: -o "json": want name or wide`},
+		{"replay missing", []string{"replay", "/nonexistent/report.json"}, "probegate: replay: open /nonexistent/report.json"},
+		{"replay not a report", []string{"replay", badTarget}, "probegate: replay " + badTarget + ": decode report"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runMain(t, tc.args...)
+			if code != ExitError {
+				t.Errorf("exit %d, want %d (stderr %q)", code, ExitError, stderr)
+			}
+			if !strings.HasPrefix(stderr, tc.want) {
+				t.Errorf("stderr\n got: %q\nwant: %q…", stderr, tc.want)
+			}
+			if n := strings.Count(stderr, "\n"); n != 1 {
+				t.Errorf("stderr has %d lines, want 1: %q", n, stderr)
+			}
+		})
+	}
+}
+
+func TestListNames(t *testing.T) {
+	root := newRoot()
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetArgs([]string{"list", "-o", "name"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	names := strings.Fields(out.String())
+	if len(names) != 12 || names[0] != "cold-start" || names[11] != "rolling-update-under-load" {
+		t.Fatalf("list -o name = %v", names)
+	}
+}

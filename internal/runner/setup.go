@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/scenario"
+)
+
+// Request is what a user asked to run (probegate run's flags, or the suite's choice).
+type Request struct {
+	// Scenarios are names from the catalogue or paths of scenario files; none means all.
+	Scenarios []string
+	// Resolved, when set, are the scenarios to run (replay), instead of Scenarios.
+	Resolved []*scenario.Scenario
+	// Variant overrides every scenario's target variant.
+	Variant string
+	// TargetFile describes a custom target instead of the bundled fixture.
+	TargetFile string
+	Seed       *int64
+	Kubeconfig string
+	Parallel   int
+	Keep       bool
+	Logger     *slog.Logger
+	Progress   *Progress
+}
+
+// Plan resolves a request against the catalogue without touching any cluster: unknown scenarios,
+// unknown variants, malformed scenario or target files and faults this harness cannot inject are
+// all reported here, as one-line errors.
+func Plan(req Request, cat *scenario.Catalogue, vocab scenario.Vocabulary) ([]*scenario.Scenario, *scenario.TargetSpec, error) {
+	scs := req.Resolved
+	if scs == nil {
+		var err error
+		if scs, err = cat.Select(req.Scenarios, vocab); err != nil {
+			return nil, nil, err
+		}
+	}
+	if req.Variant != "" && vocab.Variants != nil && !slices.Contains(vocab.Variants, req.Variant) {
+		return nil, nil, fmt.Errorf("unknown variant %q (known: %s)", req.Variant, strings.Join(vocab.Variants, ", "))
+	}
+	var custom *scenario.TargetSpec
+	var err error
+	if req.TargetFile != "" {
+		if req.Variant != "" {
+			return nil, nil, fmt.Errorf("--variant selects a bundled fixture variant; it cannot be combined with --target")
+		}
+		if custom, err = scenario.LoadTargetSpec(req.TargetFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	if req.Parallel < 0 {
+		return nil, nil, fmt.Errorf("--parallel %d: must be at least 1", req.Parallel)
+	}
+	return scs, custom, nil
+}
+
+// Setup plans the request, connects to the cluster (creating the local kind cluster when no
+// kubeconfig is given), checks the images are there, and returns a runner ready to run the planned
+// scenarios. Nothing is deployed and no fault is touched before it returns without error.
+func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scenario.Vocabulary) (*Runner, []*scenario.Scenario, error) {
+	scs, custom, err := Plan(req, cat, vocab)
+	if err != nil {
+		return nil, nil, err
+	}
+	log := req.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	c, kc, err := Connect(ctx, req.Kubeconfig, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	kit := NewKit(kc, log)
+	if p, ok := kit.Deployer.(Preflighter); ok {
+		if err := p.Preflight(ctx, c, variantsOf(scs, req.Variant), custom); err != nil {
+			return nil, nil, err
+		}
+	}
+	parallel := req.Parallel
+	if parallel == 0 {
+		parallel = cluster.Slots
+	}
+	r := &Runner{Cluster: c, Kit: kit, Opts: Options{
+		Variant: req.Variant, Custom: custom, Seed: req.Seed, Keep: req.Keep,
+		Parallel: parallel, Slots: cluster.Slots, Logger: log, Progress: req.Progress,
+	}}
+	return r, scs, nil
+}
+
+// variantsOf lists the variants the scenarios will deploy.
+func variantsOf(scs []*scenario.Scenario, override string) []string {
+	if override != "" {
+		return []string{override}
+	}
+	var out []string
+	for _, s := range scs {
+		if !slices.Contains(out, s.Target.Variant) {
+			out = append(out, s.Target.Variant)
+		}
+	}
+	return out
+}
