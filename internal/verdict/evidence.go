@@ -69,3 +69,26 @@ func skippedResult(skipped []FaultWindow) Result {
 	}
 	return r
 }
+
+// probeExplanation returns the last probe failure of the given probe kind for pod in (from, to],
+// the kubelet's own words for why it acted (events are lossy: explanation, never proof).
+func probeExplanation(entries []timeline.Entry, pod, probe string, from, to time.Duration) (timeline.Entry, bool) {
+	var last timeline.Entry
+	found := false
+	for _, e := range entries {
+		if e.T > to {
+			break
+		}
+		if e.T > from && e.Kind == timeline.KindProbe && e.Probe != nil && e.Pod == pod && e.Probe.Probe == probe {
+			last, found = e, true
+		}
+	}
+	return last, found
+}
+
+// explainRestart adds the liveness probe failure that preceded restart e, when the timeline has one.
+func (r *Result) explainRestart(entries []timeline.Entry, e timeline.Entry) {
+	if p, ok := probeExplanation(entries, e.Pod, timeline.ProbeLiveness, e.T-5*time.Minute, e.T); ok {
+		r.add(atEntry(p.T, p.Seq, "%s: %s (×%d)", e.Pod, p.Probe.Message, p.Probe.Count))
+	}
+}

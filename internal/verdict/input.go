@@ -203,3 +203,20 @@ func (in Input) sortedRequests() []timeline.Request {
 	slices.SortFunc(out, byStart)
 	return out
 }
+
+// sortedEntries returns the entries ordered by T, then Seq (Input.Entries itself when already
+// sorted; callers must not modify it).
+func (in Input) sortedEntries() []timeline.Entry {
+	byT := func(a, b timeline.Entry) int {
+		if c := cmp.Compare(a.T, b.T); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Seq, b.Seq)
+	}
+	if slices.IsSortedFunc(in.Entries, byT) {
+		return in.Entries
+	}
+	out := slices.Clone(in.Entries)
+	slices.SortStableFunc(out, byT)
+	return out
+}

@@ -92,6 +92,7 @@ func judgeLivenessRestartInWindow(in Input) Result {
 			others++
 			r.failAt(e.T)
 			r.add(atEntry(e.T, e.Seq, "%s (not faulted) restarted by liveness", e.Pod))
+			r.explainRestart(in.Entries, e)
 		}
 	}
 	observed = append(observed, fmt.Sprintf("%d liveness restarts of other pods", others))

@@ -33,6 +33,7 @@ func judgeNoLivenessRestarts(in Input) Result {
 		live++
 		r.failAt(e.T)
 		r.add(atEntry(e.T, e.Seq, "%s container %s restarted (#%d) by liveness: %s", e.Pod, e.Restart.Container, e.Restart.RestartCount, e.Restart.Evidence))
+		r.explainRestart(in.Entries, e)
 	}
 	r.Observed = fmt.Sprintf("%d liveness restarts (%d restarts with other causes)", live, other)
 	r.figure("liveness_restarts", float64(live))

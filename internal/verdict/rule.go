@@ -123,6 +123,7 @@ func Evaluate(in Input, s Spec) (Result, error) {
 	}
 	r, _ := Lookup(s.Rule)
 	in.Params = Params(s.Params)
+	in.Entries = in.sortedEntries()
 	res := r.Judge(in)
 	res.Rule = r.Name
 	if res.Title == "" {
@@ -138,6 +139,7 @@ func Evaluate(in Input, s Spec) (Result, error) {
 // EvaluateAll runs every spec in order. It stops at the first invalid spec.
 func EvaluateAll(in Input, specs []Spec) ([]Result, error) {
 	in.Requests = in.sortedRequests() // sort once for every rule
+	in.Entries = in.sortedEntries()
 	out := make([]Result, 0, len(specs))
 	for _, s := range specs {
 		res, err := Evaluate(in, s)

@@ -156,3 +156,30 @@ func TestResultJSONRoundTrip(t *testing.T) {
 		t.Errorf("expected %q does not explain the window", results[0].Expected)
 	}
 }
+
+func TestLivenessRestartExplainedByProbeFailure(t *testing.T) {
+	run := base().ProbeFailed(18*s, "b", timeline.ProbeLiveness, "Liveness probe failed: Get \"http://10.244.0.7:8080/health/live\": context deadline exceeded").
+		Restart(20*s, "b", timeline.CauseLiveness)
+	res, err := verdict.Evaluate(run.Input(), verdict.Spec{Rule: "no-liveness-restarts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != verdict.Fail || len(res.Evidence) != 2 || !strings.Contains(res.Evidence[1].Note, "context deadline exceeded") || res.Evidence[1].T != 18*s {
+		t.Errorf("evidence = %+v", res.Evidence)
+	}
+}
+
+func TestUnsortedInputIsSorted(t *testing.T) {
+	in := base().Inject(10*s, "stall", "a").NotReady(13*s, "a").Input()
+	// Reverse the entries: rules must not depend on the caller's order.
+	for i, j := 0, len(in.Entries)-1; i < j; i, j = i+1, j-1 {
+		in.Entries[i], in.Entries[j] = in.Entries[j], in.Entries[i]
+	}
+	res, err := verdict.Evaluate(in, verdict.Spec{Rule: "readiness-withdrawn-in-window"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != verdict.Pass {
+		t.Errorf("reversed entries: %s %s", res.Status, res.Observed)
+	}
+}

@@ -181,6 +181,13 @@ func (b *Builder) Restart(t time.Duration, pod string, cause timeline.RestartCau
 	}})
 }
 
+// ProbeFailed records a kubelet Unhealthy event for the pod's probe of the given kind.
+func (b *Builder) ProbeFailed(t time.Duration, pod, probe, message string) *Builder {
+	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindProbe, Pod: pod, Probe: &timeline.ProbeFailure{
+		Probe: probe, Container: Container, Message: message, Count: 1,
+	}})
+}
+
 func (b *Builder) fault(t time.Duration, action, name, typ string, pod string, detail string) *Builder {
 	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindFault, Pod: pod, Fault: &timeline.FaultAction{
 		Type: typ, Name: name, Action: action, Target: pod, Detail: detail,
