@@ -1,0 +1,93 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+)
+
+// DBDown takes the database away: the toxiproxy proxy is disabled, which closes every connection
+// through it and refuses new ones. Proof of effect: probe cannot get an answer.
+type DBDown struct {
+	Recorder
+	state
+	client *toxiproxy.Client
+	proxy  string
+	probe  DBProbe
+}
+
+// NewDBDown returns the db-down fault on proxy.
+func NewDBDown(rec Recorder, client *toxiproxy.Client, proxy string, probe DBProbe) *DBDown {
+	rec.Type = TypeDBDown
+	return &DBDown{Recorder: rec, client: client, proxy: proxy, probe: probe}
+}
+
+// Type implements Fault.
+func (f *DBDown) Type() string { return TypeDBDown }
+
+// Inject disables the proxy.
+func (f *DBDown) Inject(ctx context.Context) error {
+	if !f.begin(true) {
+		f.end(true)
+		return nil
+	}
+	if err := f.setEnabled(false); err != nil {
+		f.end(false)
+		return err
+	}
+	f.record("inject", f.proxy, "", fmt.Sprintf("disabled toxiproxy proxy %q: connections closed, new ones refused", f.proxy), nil)
+	f.end(true)
+	f.observe(ctx, true)
+	return nil
+}
+
+// Revert enables the proxy again.
+func (f *DBDown) Revert(ctx context.Context) error {
+	if !f.begin(false) {
+		f.end(false)
+		return nil
+	}
+	if err := f.setEnabled(true); err != nil {
+		f.end(true)
+		return err
+	}
+	f.record("revert", f.proxy, "", fmt.Sprintf("enabled toxiproxy proxy %q", f.proxy), nil)
+	f.end(false)
+	f.observe(ctx, false)
+	return nil
+}
+
+func (f *DBDown) setEnabled(on bool) error {
+	p, err := f.client.Proxy(f.proxy)
+	if err != nil {
+		return fmt.Errorf("db-down: find toxiproxy proxy %q: %w", f.proxy, err)
+	}
+	if on {
+		err = p.Enable()
+	} else {
+		err = p.Disable()
+	}
+	if err != nil {
+		return fmt.Errorf("db-down: set proxy %q enabled=%v: %w", f.proxy, on, err)
+	}
+	return nil
+}
+
+func (f *DBDown) observe(ctx context.Context, active bool) {
+	if f.probe == nil {
+		return
+	}
+	d, err := f.probe.Measure(ctx)
+	ok, what := err != nil, "no answer"
+	if active && err == nil {
+		what = "the database still answered"
+	}
+	if !active {
+		ok, what = err == nil, "recovered"
+		if err != nil {
+			what = "not recovered yet"
+		}
+	}
+	recordProbe(f.Recorder, f.proxy, f.probe, d, err, ok, what, active)
+}

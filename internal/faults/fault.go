@@ -1,0 +1,100 @@
+// Package faults injects the failures probegate tests probes against: database slowness, timeouts and
+// outages through toxiproxy, event-loop stalls through the target's admin port, process freezes
+// through the node's container runtime, cold starts, pod deletions, evictions, rolling updates and
+// overload. Each fault type lives in its own file and implements Fault: Inject and Revert are
+// idempotent and write every action (inject, observe = proof of effect, revert, skip) onto the
+// timeline with the instant it happened. A Set reverts whatever is still injected on teardown, on
+// panic and on Ctrl-C.
+package faults
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// Fault types, as scenarios name them.
+const (
+	TypeDBLatency     = "db-latency"
+	TypeDBTimeout     = "db-timeout"
+	TypeDBDown        = "db-down"
+	TypeStall         = "stall"
+	TypeFreeze        = "freeze"
+	TypeColdStart     = "cold-start"
+	TypePodDelete     = "pod-delete"
+	TypeEvict         = "evict"
+	TypeRollingUpdate = "rolling-update"
+	TypeOverload      = "overload"
+)
+
+// Fault is one injectable failure. Inject and Revert are idempotent: a second Inject, or a Revert of
+// a fault that is not injected, does nothing. One-shot faults (a deletion, an eviction, a rollout)
+// have nothing to undo; their Revert does nothing.
+type Fault interface {
+	Type() string
+	Inject(ctx context.Context) error
+	Revert(ctx context.Context) error
+}
+
+// NodeExec runs a command inside the cluster's node container and returns its combined output, as
+// (*cluster.Cluster).NodeExec does.
+type NodeExec func(ctx context.Context, args ...string) ([]byte, error)
+
+// RateSetter changes the load's rate and returns the previous one (loadgen.Load implements it).
+type RateSetter interface {
+	SetRate(rate float64) float64
+}
+
+// Recorder writes one fault's actions onto the timeline. Name identifies the fault instance (e.g.
+// "faults[2]") so that its inject and revert pair up; Target names what it acted on.
+type Recorder struct {
+	Timeline *timeline.Timeline
+	Type     string
+	Name     string
+}
+
+// record appends one action, stamped now. pod, when set, is the entry's Pod and its "pod" param.
+func (r Recorder) record(action, target, pod, detail string, params map[string]string) timeline.Entry {
+	if r.Timeline == nil {
+		return timeline.Entry{}
+	}
+	if pod != "" {
+		if params == nil {
+			params = map[string]string{}
+		}
+		params["pod"] = pod
+	}
+	return r.Timeline.Append(timeline.Entry{Kind: timeline.KindFault, Pod: pod, Fault: &timeline.FaultAction{
+		Type: r.Type, Name: r.Name, Action: action, Target: target, Detail: detail, Params: params,
+	}})
+}
+
+// state is the injected/reverted flag every fault keeps, so Inject and Revert are idempotent and
+// safe to call from a signal handler while the schedule runs.
+type state struct {
+	mu       sync.Mutex
+	injected bool
+}
+
+// begin locks the fault and reports whether the wanted transition applies (to inject: not yet
+// injected; to revert: injected). The caller must call end.
+func (s *state) begin(inject bool) bool {
+	s.mu.Lock()
+	return s.injected != inject
+}
+
+func (s *state) end(injected bool) {
+	s.injected = injected
+	s.mu.Unlock()
+}
+
+// Injected reports whether the fault is currently injected.
+func (s *state) Injected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.injected
+}
+
+func ms(d interface{ Milliseconds() int64 }) string { return fmt.Sprintf("%d", d.Milliseconds()) }

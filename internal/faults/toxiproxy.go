@@ -1,0 +1,141 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+)
+
+// NewToxiproxyClient returns a client for the toxiproxy API at apiURL, which must be on a loopback
+// address (the port kind publishes on 127.0.0.1).
+func NewToxiproxyClient(apiURL string) (*toxiproxy.Client, error) {
+	u, err := url.Parse(apiURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("toxiproxy API URL %q: want http://127.0.0.1:<port>", apiURL)
+	}
+	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("toxiproxy API URL %q: host is not a loopback address", apiURL)
+	}
+	return toxiproxy.NewClient(u.Host), nil
+}
+
+// apiStatus returns the HTTP status of a toxiproxy API error, 0 for other errors.
+func apiStatus(err error) int {
+	var ae *toxiproxy.ApiError
+	if errors.As(err, &ae) {
+		return ae.Status
+	}
+	return 0
+}
+
+// toxic is a toxiproxy toxic on the DB proxy: db-latency and db-timeout are toxics that differ only
+// in kind, attributes and how their effect shows.
+type toxic struct {
+	Recorder
+	state
+	client *toxiproxy.Client
+	proxy  string
+	name   string // the toxic's name on the proxy
+	kind   string // toxiproxy toxic type: latency, timeout
+	attrs  toxiproxy.Attributes
+	params map[string]string
+	probe  DBProbe
+	// effect judges a probe measurement taken while the toxic is active.
+	effect func(d time.Duration, err error) (bool, string)
+}
+
+func (t *toxic) Type() string { return t.Recorder.Type }
+
+// Inject adds the toxic (toxicity 1: every connection, old and new) and records the measured effect.
+func (t *toxic) Inject(ctx context.Context) error {
+	if !t.begin(true) {
+		t.end(true)
+		return nil
+	}
+	p, err := t.client.Proxy(t.proxy)
+	if err != nil {
+		t.end(false)
+		return fmt.Errorf("%s: find toxiproxy proxy %q: %w", t.Recorder.Type, t.proxy, err)
+	}
+	if _, err := p.AddToxic(t.name, t.kind, "downstream", 1.0, t.attrs); err != nil && apiStatus(err) != 409 {
+		t.end(false)
+		return fmt.Errorf("%s: add %s toxic to proxy %q: %w", t.Recorder.Type, t.kind, t.proxy, err)
+	}
+	t.record("inject", t.proxy, "", fmt.Sprintf("%s toxic %q on proxy %q (downstream, toxicity 1.0)", t.kind, t.name, t.proxy), copyParams(t.params))
+	t.end(true)
+	t.observe(ctx, true)
+	return nil
+}
+
+// Revert removes the toxic and records the measured recovery.
+func (t *toxic) Revert(ctx context.Context) error {
+	if !t.begin(false) {
+		t.end(false)
+		return nil
+	}
+	p, err := t.client.Proxy(t.proxy)
+	if err == nil {
+		err = p.RemoveToxic(t.name)
+		if apiStatus(err) == 404 {
+			err = nil // already gone
+		}
+	}
+	if err != nil {
+		t.end(true)
+		return fmt.Errorf("%s: remove toxic %q from proxy %q: %w", t.Recorder.Type, t.name, t.proxy, err)
+	}
+	t.record("revert", t.proxy, "", fmt.Sprintf("removed %s toxic %q", t.kind, t.name), copyParams(t.params))
+	t.end(false)
+	t.observe(ctx, false)
+	return nil
+}
+
+func (t *toxic) observe(ctx context.Context, active bool) {
+	if t.probe == nil {
+		return
+	}
+	d, err := t.probe.Measure(ctx)
+	ok, what := t.effect(d, err)
+	if !active {
+		ok, what = err == nil, "recovered"
+		if err != nil {
+			what = "not recovered yet"
+		}
+	}
+	recordProbe(t.Recorder, t.proxy, t.probe, d, err, ok, what, active)
+}
+
+// recordProbe records one DB probe measurement as an observe action.
+func recordProbe(r Recorder, target string, probe DBProbe, d time.Duration, err error, ok bool, what string, active bool) {
+	params := map[string]string{"latency_ms": strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64)}
+	phase := "during"
+	if !active {
+		phase = "after"
+	}
+	params["phase"] = phase
+	if ok {
+		params["effect"] = "confirmed"
+	} else {
+		params["effect"] = "not-observed"
+	}
+	detail := fmt.Sprintf("%s: %s", probe, d.Round(time.Millisecond))
+	if err != nil {
+		params["error"] = err.Error()
+		detail = fmt.Sprintf("%s: %v after %s", probe, err, d.Round(time.Millisecond))
+	}
+	r.record("observe", target, "", detail+" ("+what+")", params)
+}
+
+func copyParams(p map[string]string) map[string]string {
+	out := make(map[string]string, len(p))
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,233 @@
+package faults
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	toxiproxyserver "github.com/Shopify/toxiproxy/v2"
+	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// fakePostgres answers every SSLRequest with 'N', as a PostgreSQL server without TLS does.
+func fakePostgres(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var req [8]byte
+				if _, err := io.ReadFull(c, req[:]); err != nil {
+					return
+				}
+				c.Write([]byte{'N'})
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// toxiproxyFixture runs toxiproxy in process with a proxy "postgres" in front of a fake PostgreSQL.
+type toxiproxyFixture struct {
+	client *toxiproxy.Client
+	listen string // the proxy's address
+	probe  PostgresRoundTrip
+}
+
+func newToxiproxyFixture(t *testing.T) *toxiproxyFixture {
+	t.Helper()
+	srv := toxiproxyserver.NewServer(toxiproxyserver.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	api := httptest.NewServer(srv.Routes())
+	t.Cleanup(func() {
+		api.Close()
+		srv.Collection.Clear()
+	})
+	client, err := NewToxiproxyClient(api.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := client.CreateProxy("postgres", "127.0.0.1:0", fakePostgres(t))
+	if err != nil {
+		t.Fatalf("create proxy: %v", err)
+	}
+	return &toxiproxyFixture{client: client, listen: p.Listen,
+		probe: PostgresRoundTrip{Endpoint: StaticEndpoint(p.Listen), Timeout: 2 * time.Second, Via: "proxy postgres"}}
+}
+
+func (f *toxiproxyFixture) toxics(t *testing.T) toxiproxy.Toxics {
+	t.Helper()
+	p, err := f.client.Proxy("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := p.Toxics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func actions(tl *timeline.Timeline) []timeline.FaultAction {
+	var out []timeline.FaultAction
+	for _, e := range tl.Filter(timeline.KindFault) {
+		out = append(out, *e.Fault)
+	}
+	return out
+}
+
+func TestDBLatencyInjectObserveRevert(t *testing.T) {
+	fx := newToxiproxyFixture(t)
+	if d, err := fx.probe.Measure(context.Background()); err != nil || d > 200*time.Millisecond {
+		t.Fatalf("baseline round trip %v, %v", d, err)
+	}
+	tl := timeline.New(time.Now())
+	f := NewDBLatency(Recorder{Timeline: tl, Name: "faults[0]"}, fx.client, "postgres", 300*time.Millisecond, 0, fx.probe)
+	ctx := context.Background()
+	for range 2 { // idempotent
+		if err := f.Inject(ctx); err != nil {
+			t.Fatalf("inject: %v", err)
+		}
+	}
+	ts := fx.toxics(t)
+	if len(ts) != 1 || ts[0].Type != "latency" || ts[0].Toxicity != 1 || ts[0].Attributes["latency"].(float64) != 300 {
+		t.Fatalf("toxics after inject = %+v", ts)
+	}
+	for range 2 {
+		if err := f.Revert(ctx); err != nil {
+			t.Fatalf("revert: %v", err)
+		}
+	}
+	if ts := fx.toxics(t); len(ts) != 0 {
+		t.Fatalf("toxics after revert = %+v", ts)
+	}
+	acts := actions(tl)
+	want := []string{"inject", "observe", "revert", "observe"}
+	if len(acts) != len(want) {
+		t.Fatalf("actions = %+v", acts)
+	}
+	for i, a := range acts {
+		if a.Action != want[i] || a.Type != TypeDBLatency || a.Name != "faults[0]" || a.Target != "postgres" {
+			t.Fatalf("action %d = %+v, want %s", i, a, want[i])
+		}
+	}
+	if acts[1].Params["effect"] != "confirmed" || acts[1].Params["phase"] != "during" {
+		t.Fatalf("observe during = %+v", acts[1])
+	}
+	if acts[3].Params["effect"] != "confirmed" || acts[3].Params["phase"] != "after" {
+		t.Fatalf("observe after = %+v", acts[3])
+	}
+	during, err1 := strconv.ParseFloat(acts[1].Params["latency_ms"], 64)
+	after, err2 := strconv.ParseFloat(acts[3].Params["latency_ms"], 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("latency_ms params: %v, %v", err1, err2)
+	}
+	if during < 300 || after > 200 {
+		t.Fatalf("round trip during %vms after %vms; want >= 300 during and fast after", during, after)
+	}
+}
+
+func TestDBTimeoutSwallowsReplies(t *testing.T) {
+	fx := newToxiproxyFixture(t)
+	fx.probe.Timeout = 500 * time.Millisecond
+	tl := timeline.New(time.Now())
+	f := NewDBTimeout(Recorder{Timeline: tl, Name: "t"}, fx.client, "postgres", 0, fx.probe)
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.probe.Measure(context.Background()); err == nil || !strings.Contains(err.Error(), "no reply") {
+		t.Fatalf("probe during db-timeout: %v, want no reply", err)
+	}
+	if err := f.Revert(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts := actions(tl)
+	if len(acts) != 4 || acts[1].Params["effect"] != "confirmed" || acts[1].Params["error"] == "" {
+		t.Fatalf("actions = %+v", acts)
+	}
+	if acts[3].Params["effect"] != "confirmed" || acts[3].Params["error"] != "" {
+		t.Fatalf("recovery not observed: %+v", acts[3])
+	}
+}
+
+func TestDBDownDisablesProxy(t *testing.T) {
+	fx := newToxiproxyFixture(t)
+	tl := timeline.New(time.Now())
+	f := NewDBDown(Recorder{Timeline: tl, Name: "d"}, fx.client, "postgres", fx.probe)
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p, err := fx.client.Proxy("postgres")
+	if err != nil || p.Enabled {
+		t.Fatalf("proxy after db-down: %+v, %v", p, err)
+	}
+	if err := f.Revert(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := fx.client.Proxy("postgres"); !p.Enabled {
+		t.Fatal("proxy still disabled after revert")
+	}
+	acts := actions(tl)
+	if len(acts) != 4 || acts[1].Action != "observe" || acts[1].Params["effect"] != "confirmed" {
+		t.Fatalf("actions = %+v", acts)
+	}
+	if acts[3].Params["effect"] != "confirmed" {
+		t.Fatalf("after revert: %+v", acts[3])
+	}
+}
+
+func TestLatencyNotObservedIsRecordedHonestly(t *testing.T) {
+	fx := newToxiproxyFixture(t)
+	tl := timeline.New(time.Now())
+	// The probe goes straight to the database, around the proxy: the toxic cannot show.
+	direct := PostgresRoundTrip{Endpoint: StaticEndpoint(fakePostgres(t)), Via: "direct"}
+	f := NewDBLatency(Recorder{Timeline: tl}, fx.client, "postgres", 300*time.Millisecond, 0, direct)
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Revert(context.Background())
+	if acts := actions(tl); len(acts) != 2 || acts[1].Params["effect"] != "not-observed" {
+		t.Fatalf("actions = %+v", acts)
+	}
+}
+
+func TestToxiproxyClientIsLoopbackOnly(t *testing.T) {
+	for _, u := range []string{"http://10.0.0.5:8474", "http://toxiproxy:8474", "::"} {
+		if _, err := NewToxiproxyClient(u); err == nil {
+			t.Errorf("NewToxiproxyClient(%q) accepted", u)
+		}
+	}
+	if _, err := NewToxiproxyClient("http://127.0.0.1:18474"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMissingProxyIsAnError(t *testing.T) {
+	fx := newToxiproxyFixture(t)
+	tl := timeline.New(time.Now())
+	f := NewDBDown(Recorder{Timeline: tl}, fx.client, "nope", nil)
+	if err := f.Inject(context.Background()); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("inject on a missing proxy: %v", err)
+	}
+	if len(actions(tl)) != 0 {
+		t.Fatal("a failed inject was recorded as injected")
+	}
+}
