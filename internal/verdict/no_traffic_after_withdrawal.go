@@ -68,17 +68,22 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		}
 		return r
 	}
+	end := time.Duration(0)
+	if load, ok := in.loadSpan(); ok {
+		end = load.End
+	}
 	byPod := map[string][]withdrawnSpan{}
 	for _, s := range spans {
 		byPod[s.pod] = append(byPod[s.pod], s)
 		to := s.to
 		if to == maxDuration {
-			to = s.from.T + allow
+			to = max(end, s.from.T+allow)
 		}
-		r.window("withdrawn", s.pod, s.from.T+allow, to, fmt.Sprintf("withdrawn at %s + %s allowance", dur(s.from.T), dur(allow)))
+		r.window("no new traffic", s.pod, s.from.T+allow, to, fmt.Sprintf("withdrawn at %s + %s allowance", dur(s.from.T), dur(allow)))
 	}
 	fresh, reused := 0, 0
 	var worst time.Duration
+	var leaks []Evidence // listed after the violations, which matter more
 	for _, q := range in.sortedRequests() {
 		for _, s := range byPod[q.Pod] {
 			if q.T <= s.from.T+allow || q.T >= s.to {
@@ -88,24 +93,22 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 			worst = max(worst, late)
 			if q.Reused {
 				reused++
-				r.add(atRequest(q, "served by %s %s after its withdrawal (seq %d) on a reused connection: keep-alive leakage", q.Pod, dur(late), s.from.Seq))
-				if countReused {
-					if fresh+reused > limit {
-						r.failAt(q.T)
-					}
-				}
-				continue
+				leaks = append(leaks, atRequest(q, "served by %s %s after its withdrawal (seq %d) on a reused connection: keep-alive leakage", q.Pod, dur(late), s.from.Seq))
+			} else {
+				fresh++
+				r.add(atRequest(q, "served by %s %s after its withdrawal (seq %d) on a new connection", q.Pod, dur(late), s.from.Seq))
 			}
-			fresh++
-			r.add(atRequest(q, "served by %s %s after its withdrawal (seq %d) on a new connection", q.Pod, dur(late), s.from.Seq))
 			counted := fresh
 			if countReused {
 				counted += reused
 			}
-			if counted > limit {
+			if counted > limit && (countReused || !q.Reused) {
 				r.failAt(q.T)
 			}
 		}
+	}
+	for _, ev := range leaks {
+		r.add(ev)
 	}
 	r.Observed = fmt.Sprintf("%d requests on new connections and %d on reused connections (keep-alive leakage) reached a withdrawn pod after the allowance; %d withdrawals",
 		fresh, reused, len(spans))
