@@ -1,0 +1,40 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/probegate/probegate/internal/runner"
+)
+
+// The catalogue must load against the real registries: every rule, parameter and variant exists.
+func TestCatalogueLoads(t *testing.T) {
+	c, m, err := Load(runner.Vocabulary(runner.DefaultFaults()))
+	if err != nil {
+		t.Fatalf("catalogue: %v", err)
+	}
+	want := []string{"cold-start", "db-outage", "db-slowness", "drain-exceeds-grace", "event-loop-stall",
+		"eviction-under-load", "flapping-dependency", "long-request-drain", "overload", "pod-delete-under-load",
+		"process-freeze", "rolling-update-under-load"}
+	if got := strings.Join(c.Names(), ","); got != strings.Join(want, ",") {
+		t.Fatalf("scenarios = %s", got)
+	}
+	for _, s := range c.Scenarios {
+		if s.Target.Variant != "good" {
+			t.Errorf("%s: catalogue scenarios run the good target, got %s", s.Name, s.Target.Variant)
+		}
+		if s.Span() < 30e9 || s.Span() > 90e9 {
+			t.Errorf("%s: fault + oracle time %s outside 30–90 s", s.Name, s.Span())
+		}
+	}
+	// Every anti-pattern variant appears in the matrix.
+	variants := map[string]bool{}
+	for _, v := range m.Variants() {
+		variants[v] = true
+	}
+	for _, v := range runner.VariantNames() {
+		if v != "good" && !variants[v] {
+			t.Errorf("variant %s has no row in the mutation matrix", v)
+		}
+	}
+}

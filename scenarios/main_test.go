@@ -1,0 +1,164 @@
+package scenarios
+
+// The e2e-framework suite: TestMain creates or reuses the kind cluster (the same cluster.Create the
+// CLI uses; --kubeconfig runs on an existing cluster instead), loads the images, and every
+// scenario of the catalogue is one feature whose verdicts are its assessments. Each feature runs
+// through runner.Run, the code path of `probegate run`, in its own namespace and port slot.
+//
+//	go test ./scenarios/...                                   # unit checks + every scenario
+//	go test ./scenarios/... -args --feature=db-slowness       # one scenario
+//	go test ./scenarios/... -run MutationMatrix -args --labels=kind=mutation
+//
+// Reports go to $PROBEGATE_SUITE_OUT (default _out/suite) when the suite finishes.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/e2e-framework/pkg/env"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+
+	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/runner"
+	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/reports"
+)
+
+var (
+	testenv env.Environment
+	envCfg  *envconf.Config
+	// suite is set by the Setup step; nil under -short.
+	suite *suiteEnv
+)
+
+// suiteEnv is what every feature shares: the runner, the catalogue, the port slots and the
+// reports collected for the final report directory.
+type suiteEnv struct {
+	runner  *runner.Runner
+	cat     *scenario.Catalogue
+	matrix  *scenario.Matrix
+	slots   chan int
+	serial  sync.RWMutex // parallel scenarios hold it shared, the others exclusively
+	mu      sync.Mutex
+	reports []reports.ScenarioReport
+	started time.Time
+}
+
+func TestMain(m *testing.M) {
+	cfg, err := envconf.NewFromFlags()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scenarios: %v\n", err)
+		os.Exit(2)
+	}
+	envCfg = cfg
+	if testing.Short() {
+		// Unit checks only: no cluster.
+		os.Exit(m.Run())
+	}
+	if !cfg.FailFast() {
+		// Features wait for a port slot, so running them "in parallel" is bounded by the slots.
+		cfg.WithParallelTestEnabled()
+	}
+	testenv = env.NewWithConfig(cfg)
+	testenv.Setup(setupSuite)
+	testenv.Finish(writeSuiteReport)
+	os.Exit(testenv.Run(m))
+}
+
+// setupSuite connects to the cluster (creating kind when no --kubeconfig is given), loads the
+// images every variant needs and builds the runner.
+func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	vocab := runner.Vocabulary(runner.DefaultFaults())
+	cat, matrix, err := Load(vocab)
+	if err != nil {
+		return ctx, err
+	}
+	setupCtx, cancel := context.WithTimeout(ctx, 45*time.Minute)
+	defer cancel()
+	c, kc, err := runner.Connect(setupCtx, cfg.KubeconfigFile(), log)
+	if err != nil {
+		return ctx, err
+	}
+	kit := runner.NewKit(kc, log)
+	if p, ok := kit.Deployer.(runner.Preflighter); ok {
+		if err := p.Preflight(setupCtx, c, runner.VariantNames(), nil); err != nil {
+			return ctx, err
+		}
+	}
+	s := &suiteEnv{
+		runner: &runner.Runner{Cluster: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: cluster.Slots, Slots: cluster.Slots}},
+		cat:    cat, matrix: matrix, slots: make(chan int, cluster.Slots), started: time.Now(),
+	}
+	for i := 0; i < cluster.Slots; i++ {
+		s.slots <- i
+	}
+	suite = s
+	return ctx, nil
+}
+
+// run executes one scenario (already given its variant and seed) on a free slot.
+func (s *suiteEnv) run(ctx context.Context, sc *scenario.Scenario) *reports.ScenarioReport {
+	if sc.Parallel {
+		s.serial.RLock()
+		defer s.serial.RUnlock()
+	} else {
+		s.serial.Lock()
+		defer s.serial.Unlock()
+	}
+	slot := <-s.slots
+	defer func() { s.slots <- slot }()
+	rep, _ := s.runner.Run(ctx, sc, slot)
+	rep.Replay = runner.ReplayCommand(rep, nil)
+	s.mu.Lock()
+	s.reports = append(s.reports, *rep)
+	s.mu.Unlock()
+	return rep
+}
+
+// writeSuiteReport writes every scenario run of the suite as one report directory.
+func writeSuiteReport(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+	if suite == nil || len(suite.reports) == 0 {
+		return ctx, nil
+	}
+	out := os.Getenv("PROBEGATE_SUITE_OUT")
+	if out == "" {
+		out = filepath.Join("..", "_out", "suite")
+	}
+	rep := &reports.Report{
+		ProbegateVersion: runner.Version(), KubernetesVersion: suite.runner.Cluster.Version,
+		Cluster: suite.runner.Cluster.Name, Started: suite.started, Finished: time.Now(),
+		Command: os.Args, Scenarios: suite.reports,
+	}
+	if err := reports.WriteAll(out, rep); err != nil {
+		return ctx, fmt.Errorf("write suite report: %w", err)
+	}
+	var span time.Duration
+	for _, s := range suite.reports {
+		if sc, ok := suite.cat.Get(s.Name); ok {
+			span += sc.Span()
+		}
+	}
+	wall := rep.Finished.Sub(rep.Started)
+	fmt.Fprintf(os.Stderr, "suite: %d scenario runs, wall %s, sum of fault+oracle spans %s (ratio %.2f); report in %s\n",
+		len(suite.reports), wall.Round(time.Second), span, wall.Seconds()/span.Seconds(), out)
+	return ctx, nil
+}
+
+// requireSuite skips under -short and fails when the Setup step did not run.
+func requireSuite(t *testing.T) *suiteEnv {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs scenarios on the kind cluster (skipped with -short)")
+	}
+	if suite == nil {
+		t.Fatal("suite setup did not run")
+	}
+	return suite
+}

@@ -1,0 +1,55 @@
+package scenarios
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/reports"
+)
+
+// TestIntegrationMutationMatrix runs each row of mutations.yaml: the anti-pattern variant must
+// FAIL the named rule of the named scenario. A variant that passes means probegate cannot see the
+// mistake it embodies, which is a harness bug.
+func TestIntegrationMutationMatrix(t *testing.T) {
+	s := requireSuite(t)
+	if envCfg.FeatureRegex() != nil && !slices.Contains(envCfg.Labels()["kind"], "mutation") {
+		t.Skip("--feature selects catalogue scenarios; add --labels=kind=mutation to run the mutation matrix")
+	}
+	var feats []features.Feature
+	for _, mu := range s.matrix.Mutations {
+		sc, _ := s.cat.Get(mu.Scenario)
+		feats = append(feats, mutationFeature(s, mu, sc))
+	}
+	testenv.TestInParallel(t, feats...)
+}
+
+func mutationFeature(s *suiteEnv, mu scenario.Mutation, sc *scenario.Scenario) features.Feature {
+	variantRun := *sc
+	variantRun.Target.Variant = mu.Variant
+	idx := slices.Index(sc.Rules(), mu.Rule)
+	return features.New("mutation "+mu.Variant+" × "+mu.Scenario).
+		WithLabel("kind", "mutation").
+		WithLabel("variant", mu.Variant).
+		Assess("run", runAssessment(s, &variantRun)).
+		Assess(mu.Rule+" must FAIL", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			rep, _ := ctx.Value(reportKey{}).(*reports.ScenarioReport)
+			if rep == nil {
+				t.Skip("the scenario did not run")
+			}
+			v := rep.Verdicts[idx]
+			if v.Status != verdict.Fail {
+				t.Errorf("variant %s %s rule %s of %s (%s): the harness cannot see this anti-pattern (%s)",
+					mu.Variant, v.Status, mu.Rule, mu.Scenario, mu.Why, v.Observed)
+				return ctx
+			}
+			t.Logf("variant %s FAILs %s as it must: %s", mu.Variant, mu.Rule, v.Observed)
+			return ctx
+		}).
+		Feature()
+}
