@@ -1,0 +1,112 @@
+package deploy_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probegate/probegate/internal/deploy"
+	"github.com/probegate/probegate/internal/testcluster"
+)
+
+// TestIntegrationInstallGood installs the good fixture on the real cluster, checks that traffic
+// reaches every replica through the NodePort, and that the target's database path really runs
+// through toxiproxy: a latency toxic withdraws readiness, removing it restores every endpoint.
+func TestIntegrationInstallGood(t *testing.T) {
+	env := testcluster.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	ns := env.Namespace(t)
+	slot, err := deploy.FreeSlot(ctx, env.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := deploy.Options{Namespace: ns, Slot: slot, Timeout: 4 * time.Minute}
+	if err := env.Cluster.LoadImages(ctx, deploy.Images(opts)...); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ep, err := deploy.Install(ctx, env.Client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("installed in %s: target %s, toxiproxy %s", time.Since(start).Round(time.Millisecond), ep.TargetURL, ep.ToxiproxyURL)
+
+	pods := map[string]int{}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := 0; i < 60; i++ {
+		resp, err := client.Get(ep.TargetURL + "/work")
+		if err != nil {
+			t.Fatalf("GET /work through the NodePort: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /work: %s", resp.Status)
+		}
+		pods[resp.Header.Get("X-Probegate-Pod")]++
+	}
+	if len(pods) != 3 {
+		t.Errorf("60 requests reached pods %v, want all 3 replicas", pods)
+	}
+
+	proxy, err := toxiclient.NewClient(ep.ToxiproxyURL).Proxy(ep.ToxiproxyProxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := proxy.AddToxic("latency", "latency", "downstream", 1.0, toxiclient.Attributes{"latency": 2000}); err != nil {
+		t.Fatal(err)
+	}
+	waitReadyEndpoints(t, ctx, env, ns, 0, 30*time.Second)
+	if err := proxy.RemoveToxic("latency"); err != nil {
+		t.Fatal(err)
+	}
+	waitReadyEndpoints(t, ctx, env, ns, 3, 30*time.Second)
+
+	restarts := 0
+	list, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: ep.TargetSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			restarts += int(c.RestartCount)
+		}
+	}
+	if restarts != 0 {
+		t.Errorf("good variant: %d container restarts during DB slowness, want 0", restarts)
+	}
+}
+
+func waitReadyEndpoints(t *testing.T, ctx context.Context, env *testcluster.Env, ns string, want int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	ready := -1
+	for time.Now().Before(deadline) {
+		slices, err := env.Client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{
+			LabelSelector: discoveryv1.LabelServiceName + "=" + deploy.TargetName,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready = 0
+		for _, s := range slices.Items {
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready == nil || *e.Conditions.Ready {
+					ready++
+				}
+			}
+		}
+		if ready == want {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("target endpoints: %d ready after %s, want %d", ready, within, want)
+}
