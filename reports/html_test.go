@@ -2,6 +2,7 @@ package reports_test
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -102,21 +103,31 @@ func text(n *html.Node) string {
 	return b.String()
 }
 
-// axis reads the x of the "0:00" and "0:10" tick labels of an SVG: the chart's origin and scale.
+// axis reads the x of the "0:00" tick label and of the next tick: the chart's origin and scale.
 func axis(t *testing.T, svg *html.Node) (x0, perSecond float64) {
 	t.Helper()
-	ticks := map[string]float64{}
+	var zero, next, nextSec float64
+	haveZero := false
 	for _, n := range all(svg, byTag("text")) {
-		if n.Parent != nil && hasClass(n.Parent, "axis") {
-			ticks[text(n)] = num(t, n, "x")
+		if n.Parent == nil || !hasClass(n.Parent, "axis") {
+			continue
+		}
+		var m, sec int
+		if _, err := fmt.Sscanf(text(n), "%d:%d", &m, &sec); err != nil {
+			t.Fatalf("axis label %q: %v", text(n), err)
+		}
+		at := float64(60*m + sec)
+		switch {
+		case at == 0:
+			zero, haveZero = num(t, n, "x"), true
+		case nextSec == 0 || at < nextSec:
+			next, nextSec = num(t, n, "x"), at
 		}
 	}
-	a, ok1 := ticks["0:00"]
-	b, ok2 := ticks["0:10"]
-	if !ok1 || !ok2 {
-		t.Fatalf("axis ticks 0:00 and 0:10 not found in %v", ticks)
+	if !haveZero || nextSec == 0 {
+		t.Fatal("axis ticks 0:00 and a second tick not found")
 	}
-	return a, (b - a) / 10
+	return zero, (next - zero) / nextSec
 }
 
 func near(got, want float64) bool { return math.Abs(got-want) <= 0.6 }
@@ -350,5 +361,47 @@ func TestHTMLShadesFailedVerdictWindows(t *testing.T) {
 	}
 	if failed != 1 {
 		t.Errorf("%d bars marked failed, want 1", failed)
+	}
+}
+
+// A 3-pod, 10-minute run must stay readable: minute ticks, and a 2-second dip still visible.
+func TestHTMLTenMinutesStaysReadable(t *testing.T) {
+	sc := reportstest.TenMinutes(10)
+	r := &reports.Report{SchemaVersion: reports.SchemaVersion, Scenarios: []reports.ScenarioReport{sc}}
+	d, _ := renderDOM(t, r)
+	svg := d.id(t, "s0-timeline")
+	var ticks []string
+	for _, n := range all(svg, byTag("text")) {
+		if n.Parent != nil && hasClass(n.Parent, "axis") {
+			ticks = append(ticks, text(n))
+		}
+	}
+	// Top and bottom axis: 0:00 … 10:00 every minute.
+	if len(ticks) != 22 || ticks[2] != "1:00" || ticks[20] != "10:00" {
+		t.Errorf("axis ticks = %v, want every minute", ticks)
+	}
+	if lanes := all(svg, byClass("g", "lane")); len(lanes) != 3 {
+		t.Fatalf("lanes = %d", len(lanes))
+	}
+	if w := num(t, svg, "width"); w > 1400 {
+		t.Errorf("chart is %.0f px wide: it must fit a laptop screen", w)
+	}
+	x0, pps := axis(t, svg)
+	dips := 0
+	for _, band := range all(svg, byClass("rect", "notready")) {
+		if w := num(t, band, "width"); w < 3 {
+			t.Errorf("a not-ready band is %.1f px wide: too thin to see", w)
+		} else if num(t, band, "x") > x0+50*pps && near(w, 2*pps) {
+			dips++ // the 2 s dips during the faults
+		}
+	}
+	if dips != 5 {
+		t.Errorf("visible 2 s dips = %d, want 5", dips)
+	}
+	if n := len(all(svg, byClass("g", "restart"))); n != 5 {
+		t.Errorf("restart markers = %d, want 5", n)
+	}
+	if n := len(all(svg, byClass("g", "fault-window"))); n != 5 {
+		t.Errorf("fault windows = %d, want 5", n)
 	}
 }

@@ -1,6 +1,7 @@
 package reportstest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/probegate/probegate/internal/timeline"
@@ -178,4 +179,35 @@ func Judge(sc *reports.ScenarioReport, specs ...verdict.Spec) error {
 	}
 	sc.Verdicts = res
 	return nil
+}
+
+// TenMinutes is a 3-pod, 10-minute run at rps requests per second with a 20 s database fault
+// every two minutes, during which one pod (in turn) goes not ready for 2 s and restarts once.
+func TenMinutes(rps int) reports.ScenarioReport {
+	b := New()
+	pods := []string{PodA, PodB, PodC}
+	for i, p := range pods {
+		b.NotReady(sec(0.2+0.1*float64(i)), p)
+		b.Ready(sec(2+0.5*float64(i)), p)
+	}
+	for k := 0; k < 5; k++ {
+		at := float64(60 + 120*k)
+		victim := pods[k%len(pods)]
+		b.Fault(sec(at), "db-latency", fmt.Sprintf("slow-%d", k), timeline.FaultInject, "toxiproxy/postgres")
+		b.ProbeFailure(sec(at+2), victim, timeline.ProbeReadiness)
+		b.NotReady(sec(at+3), victim)
+		b.Ready(sec(at+5), victim)
+		b.ProbeFailure(sec(at+8), victim, timeline.ProbeLiveness)
+		b.Restart(sec(at+10), victim, int32(k/len(pods)+1), timeline.CauseLiveness)
+		b.Fault(sec(at+20), "db-latency", fmt.Sprintf("slow-%d", k), timeline.FaultRevert, "toxiproxy/postgres")
+	}
+	b.Load(sec(5), sec(600), rps, Steady)
+	b.Mark(sec(601), "end")
+	return reports.ScenarioReport{
+		Name: "db-slow-long", Variant: "good", Target: "probegate/target:dev", Seed: 3,
+		Started: Start, Finished: Start.Add(sec(601)),
+		Verdicts: []verdict.Result{{Rule: "no-liveness-restarts", Title: "no liveness restarts", Status: verdict.Fail,
+			Expected: "0 liveness restarts", Observed: "5 liveness restarts", At: ptr(sec(70))}},
+		Timeline: b.TL, Requests: b.Requests,
+	}
 }
