@@ -73,12 +73,22 @@ type windowShade struct {
 	Label   string
 	Title   string
 	Outside bool // the label does not fit in the bar and is drawn after it
+	Before  bool // … or before it, when after it would run off the chart
+	LabelX  float64
 	Failed  bool // an oracle window a failed verdict judged against
 }
 
 func newShade(x0, x1 float64, label, title string) windowShade {
 	w := max(x1-x0, 1.5)
-	return windowShade{X: x0, W: w, Label: label, Title: title, Outside: float64(len([]rune(label)))*charWidth+8 > w}
+	textW := float64(len([]rune(label))) * charWidth
+	sh := windowShade{X: x0, W: w, Label: label, Title: title, Outside: textW+8 > w, LabelX: x0 + 4}
+	if sh.Outside {
+		sh.LabelX = x0 + w + 4
+		if sh.LabelX+textW > chartWidth {
+			sh.Before, sh.LabelX = true, x0-4
+		}
+	}
+	return sh
 }
 
 type markLine struct {
@@ -216,9 +226,17 @@ func groupWindows(ws []PlacedWindow) []stripWindow {
 	return out
 }
 
+// labelStart is where a bar's label starts (before the bar when drawn there).
+func labelStart(sh windowShade) float64 {
+	if sh.Before {
+		return sh.LabelX - float64(len([]rune(sh.Label)))*charWidth - 2
+	}
+	return sh.X
+}
+
 // labelEnd is where a bar's label ends: inside the bar, or after it when it does not fit.
 func labelEnd(sh windowShade) float64 {
-	if sh.Outside {
+	if sh.Outside && !sh.Before {
 		return sh.X + sh.W + 8 + float64(len([]rune(sh.Label)))*charWidth
 	}
 	return sh.X + sh.W + 2
@@ -263,7 +281,7 @@ func buildChart(id string, s *ScenarioReport, entries []timeline.Entry, reqs []t
 			title += " (never reverted)"
 		}
 		sh := newShade(sc.x(f.From), sc.x(f.To), label, title)
-		faultRow = append(faultRow, faultRows.place(sh.X, labelEnd(sh)))
+		faultRow = append(faultRow, faultRows.place(labelStart(sh), labelEnd(sh)))
 		c.Faults = append(c.Faults, sh)
 	}
 	oracleRows := rowPacker{max: 7}
@@ -290,7 +308,7 @@ func buildChart(id string, s *ScenarioReport, entries []timeline.Entry, reqs []t
 		}
 		sh := newShade(sc.x(w.From), sc.x(w.To), label, title)
 		sh.Failed = w.Failed
-		oracleRow = append(oracleRow, oracleRows.place(sh.X, labelEnd(sh)))
+		oracleRow = append(oracleRow, oracleRows.place(labelStart(sh), labelEnd(sh)))
 		c.Oracles = append(c.Oracles, sh)
 	}
 	verdictRows := rowPacker{max: 4}
