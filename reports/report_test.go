@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
@@ -190,5 +191,32 @@ func TestWriteAllRejectsInvalidReport(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "report.json")); err == nil {
 		t.Error("report.json written for an invalid report")
+	}
+}
+
+func TestPlacedWindowsMergeVerdictAndScenarioWindows(t *testing.T) {
+	w := func(name, pod string, from, to int) verdict.Window {
+		return verdict.Window{Name: name, Pod: pod, From: time.Duration(from) * time.Second, To: time.Duration(to) * time.Second}
+	}
+	sc := reports.ScenarioReport{
+		Windows: []verdict.Window{w("budget", "", 50, 60)},
+		Verdicts: []verdict.Result{
+			{Rule: "a", Status: verdict.Pass, Windows: []verdict.Window{w("withdrawal", "p1", 10, 15), w("budget", "", 50, 60)}},
+			{Rule: "b", Status: verdict.Fail, Windows: []verdict.Window{w("withdrawal", "p1", 10, 15), w("withdrawal", "p2", 10, 15)}},
+		},
+	}
+	got := sc.PlacedWindows()
+	if len(got) != 3 {
+		t.Fatalf("windows = %+v, want 3 (duplicates merged)", got)
+	}
+	p1, p2, budget := got[0], got[1], got[2]
+	if p1.Pod != "p1" || strings.Join(p1.Rules, ",") != "a,b" || !p1.Failed || p1.Extra {
+		t.Errorf("p1 window = %+v", p1)
+	}
+	if p2.Pod != "p2" || strings.Join(p2.Rules, ",") != "b" || !p2.Failed {
+		t.Errorf("p2 window = %+v", p2)
+	}
+	if budget.Name != "budget" || !budget.Extra || budget.Failed || strings.Join(budget.Rules, ",") != "a" {
+		t.Errorf("budget window = %+v", budget)
 	}
 }
