@@ -78,18 +78,38 @@ build_toxiproxy() {
   tag_build toxiproxy "$hash" "$ctx"
 }
 
+# slim_postgres_rootfs KEY: a copy of the postgres rootfs without what a test database never uses
+# (the LLVM JIT and its libraries, downloaded .debs, locale sources, the package's default cluster).
+slim_postgres_rootfs() {
+  local key=$1 out="$PROBEGATE_CACHE/rootfs/postgres-slim.tar" dir
+  if stamp_ok rootfs-postgres-slim "$key" && [ -f "$out" ]; then return; fi
+  dir=$(mktemp -d "$PROBEGATE_CACHE/rootfs/.postgres-slim.XXXX")
+  tar -C "$dir" -xf "$PROBEGATE_CACHE/rootfs/postgres.tar" || die "unpack the postgres rootfs"
+  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/usr/lib/x86_64-linux-gnu/libLLVM* \
+    "$dir"/usr/lib/x86_64-linux-gnu/libz3.so* "$dir"/usr/lib/postgresql/15/lib/llvmjit* \
+    "$dir"/usr/lib/postgresql/15/lib/bitcode "$dir"/usr/share/i18n "$dir"/var/lib/postgresql/15 \
+    "$dir"/etc/postgresql/15
+  tar -C "$dir" --numeric-owner -cf "$out.tmp" . && mv "$out.tmp" "$out" || die "repack the postgres rootfs"
+  rm -rf "$dir"
+  stamp_set rootfs-postgres-slim "$key"
+}
+
 build_postgres() {
   local rootfs_key hash base ctx
   need_root "the postgres rootfs (debootstrap)"
   "$HACK_DIR/build-rootfs.sh" postgres postgresql-15 || die "postgres rootfs failed"
-  rootfs_key=$(cat "$PROBEGATE_CACHE/stamps/rootfs-postgres")
+  rootfs_key=$( { cat "$PROBEGATE_CACHE/stamps/rootfs-postgres"; declare -f slim_postgres_rootfs; } | sha256sum | cut -c1-12)
   hash=$( { printf '%s\n' "$rootfs_key"; cat "$IMAGES_DIR/postgres/Dockerfile" "$IMAGES_DIR/postgres/pg-start"; } \
     | sha256sum | cut -c1-12)
   skip_if_current postgres "$hash" && return
   base="probegate/postgres-rootfs:$rootfs_key"
   if ! have_image "$base"; then
+    slim_postgres_rootfs "$rootfs_key"
     log "importing the postgres rootfs as $base"
-    docker import "$PROBEGATE_CACHE/rootfs/postgres.tar" "$base" >/dev/null || die "docker import of the postgres rootfs failed"
+    docker import "$PROBEGATE_CACHE/rootfs/postgres-slim.tar" "$base" >/dev/null || die "docker import of the postgres rootfs failed"
+    for old in $(docker image ls --format '{{.Repository}}:{{.Tag}}' probegate/postgres-rootfs); do
+      [ "$old" = "$base" ] || docker rmi "$old" >/dev/null 2>&1 || true
+    done
   fi
   ctx="$PROBEGATE_CACHE/images/postgres"
   rm -rf "$ctx" && mkdir -p "$ctx"
