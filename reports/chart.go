@@ -554,6 +554,7 @@ func loadWindows(entries []timeline.Entry, reqs []timeline.Request) []windowAt {
 }
 
 func successPanel(sc scale, wins []windowAt, y float64) panelView {
+	wins = withRequests(wins)
 	p := panelView{Title: "success ratio", Class: "panel-success", Y: y, H: panelHeight, Empty: len(wins) == 0}
 	yOf := func(r float64) float64 { return round1(y + panelHeight - r*panelHeight) }
 	p.YTicks = []yTick{{yOf(1), "100%"}, {yOf(0.5), "50%"}, {yOf(0), "0%"}}
@@ -569,6 +570,7 @@ func successPanel(sc scale, wins []windowAt, y float64) panelView {
 }
 
 func latencyPanel(sc scale, wins []windowAt, y float64) panelView {
+	wins = withRequests(wins)
 	p := panelView{Title: "p99 latency", Class: "panel-latency", Y: y, H: panelHeight, Empty: len(wins) == 0}
 	var top time.Duration
 	for _, w := range wins {
@@ -624,6 +626,17 @@ func podOrder(pods []string, pod string) int {
 		}
 	}
 	return len(pods)
+}
+
+// withRequests drops seconds in which nothing was sent: they have no ratio or latency to plot.
+func withRequests(wins []windowAt) []windowAt {
+	out := make([]windowAt, 0, len(wins))
+	for _, w := range wins {
+		if w.W.Sent > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // polyline joins the windows' values at the middle of each second.

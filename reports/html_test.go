@@ -405,3 +405,19 @@ func TestHTMLTenMinutesStaysReadable(t *testing.T) {
 		t.Errorf("fault windows = %d, want 5", n)
 	}
 }
+
+func TestHTMLEscapesRecordedText(t *testing.T) {
+	r := reportstest.SampleReport(2)
+	r.Scenarios[0].Name = `<script>alert("name")</script>`
+	r.Scenarios[0].Verdicts[0].Observed = `<img src=x onerror=alert(1)>`
+	d, _ := renderDOM(t, r)
+	if n := all(d.root, byTag("script")); len(n) > 0 {
+		t.Error("a scenario name became a <script> element")
+	}
+	if n := all(d.root, byTag("img")); len(n) > 0 {
+		t.Error("a verdict's observed text became an <img> element")
+	}
+	if !strings.Contains(text(d.id(t, "s0-v0")), `<img src=x onerror=alert(1)>`) {
+		t.Error("the observed text is not shown as text")
+	}
+}

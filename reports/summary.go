@@ -20,7 +20,7 @@ type Summary struct {
 }
 
 // RequestFigures counts the load. Sent comes from the load generator's per-second windows (what
-// it attempted); Recorded is the number of requests saved in requests.jsonl. Failures are counted
+// it attempted; the recorded count when there are no windows); Recorded is the number of requests saved in requests.jsonl. Failures are counted
 // by error class from the recorded requests, or from the windows when none were recorded.
 type RequestFigures struct {
 	Sent          int            `json:"sent"`
@@ -160,6 +160,9 @@ func requestFigures(entries []timeline.Entry, reqs []timeline.Request) RequestFi
 		}
 	}
 	f.Recorded = len(reqs)
+	if f.Sent == 0 {
+		f.Sent = f.Recorded // no load windows: what was recorded is all we know was sent
+	}
 	if len(reqs) == 0 {
 		f.OK, f.Failed = windowOK, windowFailures
 		if len(windowFailed) > 0 {

@@ -150,3 +150,11 @@ func TestSummariseIsDeterministic(t *testing.T) {
 		t.Errorf("sample summary = %+v", a)
 	}
 }
+
+func TestSummariseWithoutLoadWindowsCountsRecordedAsSent(t *testing.T) {
+	reqs := []timeline.Request{{Seq: 1, Status: 200}, {Seq: 2, Status: 500}, {Seq: 3, Status: 200}}
+	q := reports.Summarise(nil, reqs).Requests
+	if q.Sent != 3 || q.Recorded != 3 || q.OK != 2 || q.FailedByClass["http-5xx"] != 1 {
+		t.Errorf("requests = %+v", q)
+	}
+}
