@@ -1,0 +1,82 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Evict evicts one pod through the Eviction API (policy/v1), which honours PodDisruptionBudgets. A
+// refusal (HTTP 429: the budget allows no disruption now) is not an error of the harness: it is
+// recorded as a skip saying so, and Refused reports it. One-shot: Revert has nothing to undo.
+type Evict struct {
+	Recorder
+	state
+	Choice PodChoice
+	Grace  *time.Duration
+
+	pod     string
+	refused string
+}
+
+// NewEvict returns the evict fault.
+func NewEvict(rec Recorder, choice PodChoice, grace *time.Duration) *Evict {
+	rec.Type = TypeEvict
+	return &Evict{Recorder: rec, Choice: choice, Grace: grace}
+}
+
+// Type implements Fault.
+func (f *Evict) Type() string { return TypeEvict }
+
+// Refused returns the API's refusal message when a PodDisruptionBudget blocked the eviction.
+func (f *Evict) Refused() string { return f.refused }
+
+// Inject evicts the chosen pod.
+func (f *Evict) Inject(ctx context.Context) error {
+	if !f.begin(true) {
+		f.end(true)
+		return nil
+	}
+	pod, err := f.Choice.Choose(ctx)
+	if err != nil {
+		f.end(false)
+		return fmt.Errorf("evict: %w", err)
+	}
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: f.Choice.Namespace}}
+	params := map[string]string{}
+	if f.Grace != nil {
+		secs := int64(f.Grace.Seconds())
+		ev.DeleteOptions = &metav1.DeleteOptions{GracePeriodSeconds: &secs}
+		params["grace_s"] = fmt.Sprint(secs)
+	}
+	err = f.Choice.Client.PolicyV1().Evictions(f.Choice.Namespace).Evict(ctx, ev)
+	if apierrors.IsTooManyRequests(err) {
+		f.refused = err.Error()
+		params["refused"] = "429"
+		f.record("skip", pod.Name, pod.Name, "eviction refused by a PodDisruptionBudget (HTTP 429): "+err.Error(), params)
+		f.end(false)
+		return nil
+	}
+	if err != nil {
+		f.end(false)
+		return fmt.Errorf("evict %s/%s: %w", f.Choice.Namespace, pod.Name, err)
+	}
+	f.pod = pod.Name
+	f.record("inject", pod.Name, pod.Name, "evicted through the Eviction API (policy/v1)", params)
+	f.end(true)
+	observeTermination(ctx, f.Recorder, f.Choice, pod.Name)
+	return nil
+}
+
+// Revert does nothing: an evicted pod is replaced by its controller.
+func (f *Evict) Revert(context.Context) error {
+	f.begin(false)
+	f.end(false)
+	return nil
+}
+
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

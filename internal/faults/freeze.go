@@ -1,0 +1,161 @@
+package faults
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Freeze stops a container's process without its cooperation: SIGSTOP to its PID on the node (found
+// with `ctr -n k8s.io task ls` by the container's ID), SIGCONT on revert. The process keeps its
+// sockets but answers nothing, like a hung runtime; probes time out. Proof of effect: the process
+// state in /proc/<pid>/status ("T (stopped)").
+type Freeze struct {
+	Recorder
+	state
+	Choice    PodChoice
+	Container string // the container to freeze; the pod's first when empty
+	Exec      NodeExec
+
+	pod, container, pid string
+}
+
+// NewFreeze returns the freeze fault.
+func NewFreeze(rec Recorder, choice PodChoice, container string, exec NodeExec) *Freeze {
+	rec.Type = TypeFreeze
+	return &Freeze{Recorder: rec, Choice: choice, Container: container, Exec: exec}
+}
+
+// Type implements Fault.
+func (f *Freeze) Type() string { return TypeFreeze }
+
+// Inject finds the container's process on the node and stops it.
+func (f *Freeze) Inject(ctx context.Context) error {
+	if !f.begin(true) {
+		f.end(true)
+		return nil
+	}
+	pod, err := f.Choice.Choose(ctx)
+	if err != nil {
+		f.end(false)
+		return fmt.Errorf("freeze: %w", err)
+	}
+	name, id, err := containerID(pod, f.Container)
+	if err != nil {
+		f.end(false)
+		return fmt.Errorf("freeze: %w", err)
+	}
+	out, err := f.Exec(ctx, "ctr", "-n", "k8s.io", "task", "ls")
+	if err != nil {
+		f.end(false)
+		return fmt.Errorf("freeze: list containerd tasks on the node: %w: %s", err, out)
+	}
+	pid, err := taskPID(out, id)
+	if err != nil {
+		f.end(false)
+		return fmt.Errorf("freeze pod %s container %s: %w", pod.Name, name, err)
+	}
+	if out, err := f.Exec(ctx, "kill", "-STOP", pid); err != nil {
+		f.end(false)
+		return fmt.Errorf("freeze pod %s: kill -STOP %s on the node: %w: %s", pod.Name, pid, err, out)
+	}
+	f.pod, f.container, f.pid = pod.Name, name, pid
+	f.record("inject", pod.Name, pod.Name, fmt.Sprintf("SIGSTOP to container %s (pid %s on the node)", name, pid),
+		map[string]string{"pid": pid, "container": name})
+	f.end(true)
+	f.observe(ctx, true)
+	return nil
+}
+
+// Revert resumes the process. If it is gone (kubelet killed and restarted the container, or the pod
+// was deleted), there is nothing left to resume and that is recorded.
+func (f *Freeze) Revert(ctx context.Context) error {
+	if !f.begin(false) {
+		f.end(false)
+		return nil
+	}
+	params := map[string]string{"pid": f.pid, "container": f.container}
+	if out, err := f.Exec(ctx, "kill", "-CONT", f.pid); err != nil {
+		if !strings.Contains(strings.ToLower(string(out)+err.Error()), "no such process") {
+			f.end(true)
+			return fmt.Errorf("freeze pod %s: kill -CONT %s on the node: %w: %s", f.pod, f.pid, err, out)
+		}
+		f.record("revert", f.pod, f.pod, fmt.Sprintf("pid %s is gone (the container was restarted or deleted): nothing to resume", f.pid), params)
+		f.end(false)
+		return nil
+	}
+	f.record("revert", f.pod, f.pod, fmt.Sprintf("SIGCONT to container %s (pid %s)", f.container, f.pid), params)
+	f.end(false)
+	f.observe(ctx, false)
+	return nil
+}
+
+func (f *Freeze) observe(ctx context.Context, active bool) {
+	params := map[string]string{"pid": f.pid, "phase": "during"}
+	if !active {
+		params["phase"] = "after"
+	}
+	out, err := f.Exec(ctx, "cat", "/proc/"+f.pid+"/status")
+	if err != nil {
+		params["effect"], params["error"] = "not-observed", err.Error()
+		f.record("observe", f.pod, f.pod, fmt.Sprintf("read /proc/%s/status: %v", f.pid, err), params)
+		return
+	}
+	st := procState(out)
+	params["state"] = st
+	stopped := strings.HasPrefix(st, "T") || strings.HasPrefix(st, "t")
+	params["effect"] = map[bool]string{true: "confirmed", false: "not-observed"}[stopped == active]
+	f.record("observe", f.pod, f.pod, fmt.Sprintf("process %s state: %s", f.pid, st), params)
+}
+
+// containerID returns the name and runtime ID (without the "containerd://" scheme) of the named
+// container of pod, or of its first container.
+func containerID(pod *corev1.Pod, name string) (string, string, error) {
+	if name == "" && len(pod.Spec.Containers) > 0 {
+		name = pod.Spec.Containers[0].Name
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != name {
+			continue
+		}
+		if cs.ContainerID == "" || cs.State.Running == nil {
+			return "", "", fmt.Errorf("container %s of pod %s is not running", name, pod.Name)
+		}
+		id := cs.ContainerID
+		if i := strings.Index(id, "://"); i >= 0 {
+			id = id[i+3:]
+		}
+		return name, id, nil
+	}
+	return "", "", fmt.Errorf("pod %s has no container %q", pod.Name, name)
+}
+
+// taskPID finds id's PID in `ctr task ls` output (columns TASK, PID, STATUS).
+func taskPID(out []byte, id string) (string, error) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == id {
+			if fields[1] == "0" {
+				return "", fmt.Errorf("task %s has no process", id)
+			}
+			return fields[1], nil
+		}
+	}
+	return "", fmt.Errorf("no containerd task %s on the node", id)
+}
+
+// procState returns the State field of /proc/<pid>/status ("T (stopped)").
+func procState(status []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(status))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "State:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,97 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PodDelete deletes one pod, with a chosen grace period or the pod's own. It is one-shot: the
+// Deployment replaces the pod, and Revert has nothing to undo. Proof of effect: the pod's deletion
+// timestamp and grace period as the API reports them right after.
+type PodDelete struct {
+	Recorder
+	state
+	Choice PodChoice
+	Grace  *time.Duration // nil: the pod's terminationGracePeriodSeconds
+
+	pod string
+}
+
+// NewPodDelete returns the pod-delete fault.
+func NewPodDelete(rec Recorder, choice PodChoice, grace *time.Duration) *PodDelete {
+	rec.Type = TypePodDelete
+	return &PodDelete{Recorder: rec, Choice: choice, Grace: grace}
+}
+
+// Type implements Fault.
+func (f *PodDelete) Type() string { return TypePodDelete }
+
+// Pod is the deleted pod ("" before Inject).
+func (f *PodDelete) Pod() string { return f.pod }
+
+// Inject deletes the chosen pod.
+func (f *PodDelete) Inject(ctx context.Context) error {
+	if !f.begin(true) {
+		f.end(true)
+		return nil
+	}
+	pod, err := f.Choice.Choose(ctx)
+	if err != nil {
+		f.end(false)
+		return fmt.Errorf("pod-delete: %w", err)
+	}
+	opts := metav1.DeleteOptions{}
+	params := map[string]string{}
+	detail := "delete with the pod's own grace period"
+	if f.Grace != nil {
+		secs := int64(f.Grace.Seconds())
+		opts.GracePeriodSeconds = &secs
+		params["grace_s"] = fmt.Sprint(secs)
+		detail = fmt.Sprintf("delete with grace period %ds", secs)
+	} else if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		params["grace_s"] = fmt.Sprint(*g)
+	}
+	if err := f.Choice.Client.CoreV1().Pods(f.Choice.Namespace).Delete(ctx, pod.Name, opts); err != nil {
+		f.end(false)
+		return fmt.Errorf("pod-delete %s/%s: %w", f.Choice.Namespace, pod.Name, err)
+	}
+	f.pod = pod.Name
+	f.record("inject", pod.Name, pod.Name, detail, params)
+	f.end(true)
+	observeTermination(ctx, f.Recorder, f.Choice, pod.Name)
+	return nil
+}
+
+// Revert does nothing: a deleted pod is replaced by its controller.
+func (f *PodDelete) Revert(context.Context) error {
+	f.begin(false)
+	f.end(false)
+	return nil
+}
+
+// observeTermination records the pod's deletion as the API shows it: terminating with a grace
+// period, or already gone.
+func observeTermination(ctx context.Context, rec Recorder, choice PodChoice, name string) {
+	p, err := choice.Client.CoreV1().Pods(choice.Namespace).Get(ctx, name, metav1.GetOptions{})
+	params := map[string]string{"effect": "confirmed"}
+	switch {
+	case err != nil && isNotFound(err):
+		rec.record("observe", name, name, "pod already gone", params)
+	case err != nil:
+		params["effect"], params["error"] = "not-observed", err.Error()
+		rec.record("observe", name, name, "get pod: "+err.Error(), params)
+	case p.DeletionTimestamp == nil:
+		params["effect"] = "not-observed"
+		rec.record("observe", name, name, "pod has no deletion timestamp", params)
+	default:
+		g := int64(0)
+		if p.DeletionGracePeriodSeconds != nil {
+			g = *p.DeletionGracePeriodSeconds
+		}
+		params["grace_s"] = fmt.Sprint(g)
+		rec.record("observe", name, name, fmt.Sprintf("pod terminating, grace period %ds", g), params)
+	}
+}

@@ -1,0 +1,177 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Forwarder opens a local address that reaches port of a pod (PortForward, or a fake in tests).
+type Forwarder func(ctx context.Context, namespace, pod string, port int) (addr string, stop func(), err error)
+
+// RESTForwarder is the Forwarder that port-forwards through the API server.
+func RESTForwarder(cfg *rest.Config) Forwarder {
+	return func(ctx context.Context, namespace, pod string, port int) (string, func(), error) {
+		return PortForward(ctx, cfg, namespace, pod, port)
+	}
+}
+
+// Stall blocks the target's worker loop on one pod for a duration (POST /admin/stall?d=… on its
+// admin port, reached by port-forwarding to that pod), so its heartbeat stops while the process stays
+// up: liveness should fail and restart it. Proof of effect: the heartbeat age /admin/state reports.
+// The stall cannot be cut short; it ends by itself after For (or with the process).
+type Stall struct {
+	Recorder
+	state
+	Choice    PodChoice
+	AdminPort int
+	For       time.Duration
+	Forward   Forwarder
+	// ObserveAfter is how long after the stall starts its effect is read (2s, at most For/2, when 0).
+	ObserveAfter time.Duration
+
+	pod   string
+	until time.Time
+}
+
+// NewStall returns the stall fault.
+func NewStall(rec Recorder, choice PodChoice, adminPort int, d time.Duration, fw Forwarder) *Stall {
+	rec.Type = TypeStall
+	return &Stall{Recorder: rec, Choice: choice, AdminPort: adminPort, For: d, Forward: fw}
+}
+
+// Type implements Fault.
+func (s *Stall) Type() string { return TypeStall }
+
+// Pod is the stalled pod ("" before Inject).
+func (s *Stall) Pod() string { return s.pod }
+
+// Inject stalls one pod's worker loop.
+func (s *Stall) Inject(ctx context.Context) error {
+	if !s.begin(true) {
+		s.end(true)
+		return nil
+	}
+	pod, err := s.Choice.Choose(ctx)
+	if err != nil {
+		s.end(false)
+		return fmt.Errorf("stall: %w", err)
+	}
+	body, status, err := s.admin(ctx, pod.Name, http.MethodPost, "/admin/stall?d="+s.For.String())
+	if err != nil {
+		s.end(false)
+		return fmt.Errorf("stall pod %s: %w", pod.Name, err)
+	}
+	if status != http.StatusAccepted {
+		s.end(false)
+		return fmt.Errorf("stall pod %s: admin answered %d: %s", pod.Name, status, body)
+	}
+	s.pod, s.until = pod.Name, time.Now().Add(s.For)
+	s.record("inject", pod.Name, pod.Name, fmt.Sprintf("POST /admin/stall?d=%s on port %d", s.For, s.AdminPort),
+		map[string]string{"d": s.For.String()})
+	s.end(true)
+
+	wait := s.ObserveAfter
+	if wait <= 0 {
+		wait = min(2*time.Second, s.For/2)
+	}
+	if sleepCtx(ctx, wait) == nil {
+		s.observe(ctx, true)
+	}
+	return nil
+}
+
+// Revert records the end of the stall (it ends by itself) and observes the heartbeat again.
+func (s *Stall) Revert(ctx context.Context) error {
+	if !s.begin(false) {
+		s.end(false)
+		return nil
+	}
+	detail := "the stall ends by itself (no cancel endpoint)"
+	if left := time.Until(s.until); left > 0 {
+		detail = fmt.Sprintf("the stall cannot be cut short: it ends by itself in %s", left.Round(time.Millisecond))
+	}
+	s.record("revert", s.pod, s.pod, detail, map[string]string{"d": s.For.String()})
+	s.end(false)
+	s.observe(ctx, false)
+	return nil
+}
+
+// adminState is the part of the target's /admin/state the stall reads.
+type adminState struct {
+	HeartbeatAgeMs float64 `json:"heartbeat_age_ms"`
+	Live           bool    `json:"live"`
+	LiveReason     string  `json:"live_reason"`
+}
+
+func (s *Stall) observe(ctx context.Context, active bool) {
+	body, status, err := s.admin(ctx, s.pod, http.MethodGet, "/admin/state")
+	params := map[string]string{"phase": "during"}
+	if !active {
+		params["phase"] = "after"
+	}
+	if err != nil || status != http.StatusOK {
+		if err == nil {
+			err = fmt.Errorf("status %d", status)
+		}
+		params["error"] = err.Error()
+		params["effect"] = "not-observed"
+		s.record("observe", s.pod, s.pod, "read /admin/state: "+err.Error(), params)
+		return
+	}
+	var st adminState
+	if err := json.Unmarshal(body, &st); err != nil {
+		params["error"] = err.Error()
+		params["effect"] = "not-observed"
+		s.record("observe", s.pod, s.pod, "decode /admin/state: "+err.Error(), params)
+		return
+	}
+	params["heartbeat_age_ms"] = strconv.FormatFloat(st.HeartbeatAgeMs, 'f', 0, 64)
+	params["live"] = strconv.FormatBool(st.Live)
+	// During the stall the heartbeat must be older than the time we waited; after, fresh again.
+	stalled := st.HeartbeatAgeMs >= 900 || !st.Live
+	ok := stalled == active
+	params["effect"] = map[bool]string{true: "confirmed", false: "not-observed"}[ok]
+	s.record("observe", s.pod, s.pod, fmt.Sprintf("heartbeat age %.0f ms, live=%v %s", st.HeartbeatAgeMs, st.Live, st.LiveReason), params)
+}
+
+func (s *Stall) admin(ctx context.Context, pod, method, path string) ([]byte, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	addr, stop, err := s.Forward(ctx, s.Choice.Namespace, pod, s.AdminPort)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer stop()
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	resp, err := adminClient.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64*1024))
+	return body, resp.StatusCode, err
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// adminClient talks to port-forwarded loopback addresses only; environment proxies are ignored.
+var adminClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
