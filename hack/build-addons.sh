@@ -4,6 +4,7 @@
 # Output: $PROBEGATE_CACHE/addons/bin/{etcd,etcdctl,coredns,pause}.
 source "$(dirname "$0")/lib/common.sh"
 
+build_lock addons
 out="$PROBEGATE_CACHE/addons"
 mkdir -p "$out/bin"
 
@@ -18,7 +19,7 @@ build_tool() {
   printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$mod/tools.go"
   log "building $name $version from $module"
   (cd "$mod" && GOFLAGS=-mod=mod go get "$module@$version" >/dev/null 2>&1 && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 \
-    && go build -trimpath -tags tools -ldflags "-s -w" -o "$out/bin/$name" "$pkg") || die "building $name $version failed"
+    && go build -trimpath -ldflags "-s -w" -o "$out/bin/$name" "$pkg") || die "building $name $version failed"
   stamp_set "addon-$name" "$key"
 }
 

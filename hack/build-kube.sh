@@ -5,6 +5,7 @@
 # throwaway module that requires it and replaces each staging module with its published version.
 source "$(dirname "$0")/lib/common.sh"
 
+build_lock kube
 out="$PROBEGATE_CACHE/kube/$KUBE_VERSION"
 cmds=(kubelet kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy)
 key=$(content_hash "$0")

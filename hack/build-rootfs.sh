@@ -5,6 +5,7 @@ source "$(dirname "$0")/lib/common.sh"
 need_root "debootstrap"
 
 name=$1; shift
+build_lock "rootfs-$name"
 pkgs=$(printf '%s\n' "$@" | sort -u | paste -sd, -)
 out="$PROBEGATE_CACHE/rootfs/$name.tar"
 key=$(printf '%s %s\n' "$DEBIAN_SUITE" "$pkgs" | cat - "$0" | sha256sum | cut -c1-12)

@@ -9,6 +9,7 @@
 # Safe to run repeatedly; prints what it changed.
 source "$(dirname "$0")/lib/common.sh"
 need_root "host preparation"
+build_lock host-prep
 
 DOCKER_LOG="${DOCKER_LOG:-/var/log/probegate-dockerd.log}"
 KIND_SUBNET="${KIND_SUBNET:-172.29.0.0/16}"

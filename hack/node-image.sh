@@ -14,6 +14,7 @@ if [ -n "${KIND_NODE_IMAGE:-}" ]; then
   exit 0
 fi
 need_root "building the node image"
+build_lock node-image
 
 NODE_PKGS=(systemd systemd-sysv dbus containerd runc iptables nftables conntrack containernetworking-plugins
   iproute2 util-linux mount kmod procps ca-certificates ethtool socat libseccomp2 bash)

@@ -32,3 +32,14 @@ need_root() { [ "$(id -u)" = 0 ] || die "$1 needs root"; }
 
 # go_env prints the environment every offline Go build here shares.
 export CGO_ENABLED=0
+
+# build_lock NAME holds an exclusive lock on NAME for the rest of the calling script, waiting while
+# another process (a parallel test package, a second terminal) builds the same thing.
+build_lock() {
+  mkdir -p "$PROBEGATE_CACHE/locks"
+  exec {BUILD_LOCK_FD}>"$PROBEGATE_CACHE/locks/$1.lock"
+  if ! flock -n "$BUILD_LOCK_FD"; then
+    log "waiting for another $1 build to finish"
+    flock "$BUILD_LOCK_FD"
+  fi
+}
