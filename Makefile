@@ -9,7 +9,7 @@ help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: run
-run: ## run the default suite against the bundled target on the local kind cluster (creates it if needed)
+run: images ## run the default suite against the bundled target on the local kind cluster (creates it if needed)
 	$(PROBEGATE) run --out $(OUT)
 
 .PHONY: test
