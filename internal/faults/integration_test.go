@@ -1,0 +1,315 @@
+package faults_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/probegate/probegate/internal/deploy"
+	"github.com/probegate/probegate/internal/faults"
+	"github.com/probegate/probegate/internal/seed"
+	"github.com/probegate/probegate/internal/testcluster"
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/loadgen"
+)
+
+// fixture installs the bundled target (good variant, 3 replicas, PostgreSQL behind toxiproxy) in a
+// fresh namespace and returns the faults' environment for it.
+func fixture(t *testing.T, ctx context.Context) (*testcluster.Env, faults.Env, deploy.Endpoints) {
+	t.Helper()
+	env := testcluster.Require(t)
+	ns := env.Namespace(t)
+	slot, err := deploy.FreeSlot(ctx, env.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := deploy.Options{Namespace: ns, Slot: slot, Timeout: 4 * time.Minute}
+	if err := env.Cluster.LoadImages(ctx, deploy.Images(opts)...); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := deploy.Install(ctx, env.Client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, faults.Env{
+		Client: env.Client, Config: env.Config, Namespace: ns, Deployment: ep.TargetDeployment, Container: "target",
+		Selector: ep.TargetSelector, ToxiproxyURL: ep.ToxiproxyURL, DBProxy: ep.ToxiproxyProxy,
+		AdminPort: int(ep.AdminPort), Timeline: timeline.New(time.Now()), Rand: seed.New(1).Fork(t.Name()),
+		NodeExec: env.Cluster.NodeExec,
+	}, ep
+}
+
+func build(t *testing.T, fenv faults.Env, spec faults.Spec) faults.Fault {
+	t.Helper()
+	f, skip, err := faults.Build(spec, fenv)
+	if err != nil || skip != "" {
+		t.Fatalf("build %s: skip %q, err %v", spec.Type, skip, err)
+	}
+	return f
+}
+
+// lastObserve returns the newest observe action of the named fault.
+func lastObserve(t *testing.T, tl *timeline.Timeline, name string) *timeline.FaultAction {
+	t.Helper()
+	entries := tl.Filter(timeline.KindFault)
+	for i := len(entries) - 1; i >= 0; i-- {
+		if f := entries[i].Fault; f.Name == name && f.Action == timeline.FaultObserve {
+			return f
+		}
+	}
+	t.Fatalf("no observe action for %s", name)
+	return nil
+}
+
+func mustConfirm(t *testing.T, f *timeline.FaultAction, phase string) {
+	t.Helper()
+	t.Logf("%s %s observe: %s %v", f.Type, phase, f.Detail, f.Params)
+	if f.Params["effect"] != "confirmed" {
+		t.Fatalf("%s %s: effect not observed: %s %v", f.Type, phase, f.Detail, f.Params)
+	}
+}
+
+// waitReady waits until the target has n ready, non-terminating pods.
+func waitReady(t *testing.T, ctx context.Context, fenv faults.Env, n int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		list, err := fenv.Client.CoreV1().Pods(fenv.Namespace).List(ctx, metav1.ListOptions{LabelSelector: fenv.Selector})
+		ready := 0
+		if err == nil {
+			for _, p := range list.Items {
+				if p.DeletionTimestamp != nil {
+					continue
+				}
+				for _, c := range p.Status.Conditions {
+					if c.Type == "Ready" && c.Status == "True" {
+						ready++
+					}
+				}
+			}
+		}
+		if ready == n && err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d ready target pods after %s, want %d (err %v)", ready, within, n, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestIntegrationDBFaults injects db-latency, db-timeout and db-down through toxiproxy on the real
+// cluster, proves each with a round trip to PostgreSQL through the proxy, and proves recovery.
+func TestIntegrationDBFaults(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	_, fenv, _ := fixture(t, ctx)
+	for _, spec := range []faults.Spec{
+		{Type: faults.TypeDBLatency, Name: "latency", Params: map[string]string{"latency": "1500ms"}},
+		{Type: faults.TypeDBTimeout, Name: "timeout"},
+		{Type: faults.TypeDBDown, Name: "down"},
+	} {
+		f := build(t, fenv, spec)
+		var set faults.Set
+		if err := set.Inject(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		during := lastObserve(t, fenv.Timeline, spec.Name)
+		if err := set.RevertAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mustConfirm(t, during, "during")
+		if spec.Type == faults.TypeDBLatency {
+			if ms, _ := strconv.ParseFloat(during.Params["latency_ms"], 64); ms < 1500 {
+				t.Fatalf("round trip %vms under a 1500ms latency toxic", ms)
+			}
+		}
+		mustConfirm(t, lastObserve(t, fenv.Timeline, spec.Name), "after")
+	}
+}
+
+// TestIntegrationStall stalls one pod's worker loop through a port-forward to its admin port, sees
+// its heartbeat go stale, and sees it fresh again after the stall.
+func TestIntegrationStall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	_, fenv, _ := fixture(t, ctx)
+	f := build(t, fenv, faults.Spec{Type: faults.TypeStall, Name: "stall", Duration: 4 * time.Second})
+	if err := f.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "stall"), "during")
+	time.Sleep(3 * time.Second)
+	if err := f.Revert(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "stall"), "after")
+}
+
+// TestIntegrationFreeze SIGSTOPs one target container's process through the node's container
+// runtime, sees it stopped in /proc, resumes it and sees it running again.
+func TestIntegrationFreeze(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	_, fenv, _ := fixture(t, ctx)
+	f := build(t, fenv, faults.Spec{Type: faults.TypeFreeze, Name: "freeze", Duration: 3 * time.Second})
+	var set faults.Set
+	defer set.RevertAll(ctx)
+	if err := set.Inject(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "freeze"), "during")
+	time.Sleep(2 * time.Second)
+	if err := set.RevertAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := lastObserve(t, fenv.Timeline, "freeze")
+	mustConfirm(t, after, "after")
+	if strings.HasPrefix(after.Params["state"], "T") {
+		t.Fatalf("process still stopped: %v", after.Params)
+	}
+	waitReady(t, ctx, fenv, 3, time.Minute)
+}
+
+// TestIntegrationPodDeleteEvictRollingUpdate deletes a pod with a chosen grace period, is refused
+// an eviction by a PodDisruptionBudget (429), evicts once the budget allows it, rolls the
+// Deployment, and waits for three ready pods after each.
+func TestIntegrationPodDeleteEvictRollingUpdate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	env, fenv, _ := fixture(t, ctx)
+
+	del := build(t, fenv, faults.Spec{Type: faults.TypePodDelete, Name: "delete", Params: map[string]string{"grace": "5s"}})
+	if err := del.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	obs := lastObserve(t, fenv.Timeline, "delete")
+	mustConfirm(t, obs, "during")
+	if obs.Params["grace_s"] != "5" && !strings.Contains(obs.Detail, "gone") {
+		t.Fatalf("pod-delete observed grace %q, want 5", obs.Params["grace_s"])
+	}
+	waitReady(t, ctx, fenv, 3, 2*time.Minute)
+
+	all := intstr.FromInt32(3)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "target", Namespace: fenv.Namespace},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &all,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "target"}}},
+	}
+	if _, err := env.Client.PolicyV1().PodDisruptionBudgets(fenv.Namespace).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The disruption controller must have computed the budget before it refuses anything.
+	time.Sleep(3 * time.Second)
+	refused := build(t, fenv, faults.Spec{Type: faults.TypeEvict, Name: "evict-refused"}).(*faults.Evict)
+	if err := refused.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if refused.Refused() == "" {
+		t.Fatal("eviction against minAvailable=3 with 3 pods was not refused")
+	}
+	t.Logf("refused: %s", refused.Refused())
+	if err := env.Client.PolicyV1().PodDisruptionBudgets(fenv.Namespace).Delete(ctx, "target", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := build(t, fenv, faults.Spec{Type: faults.TypeEvict, Name: "evict"}).(*faults.Evict)
+	if err := ev.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Refused() != "" {
+		t.Fatalf("eviction refused without a budget: %s", ev.Refused())
+	}
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "evict"), "during")
+	waitReady(t, ctx, fenv, 3, 2*time.Minute)
+
+	roll := build(t, fenv, faults.Spec{Type: faults.TypeRollingUpdate, Name: "roll"})
+	if err := roll.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "roll"), "during")
+	time.Sleep(2 * time.Second)
+	waitReady(t, ctx, fenv, 3, 3*time.Minute)
+}
+
+// TestIntegrationColdStart rolls the target with a longer bootstrap, sees the new pods carry it, and
+// restores the old setting on revert.
+func TestIntegrationColdStart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	env, fenv, _ := fixture(t, ctx)
+	f := build(t, fenv, faults.Spec{Type: faults.TypeColdStart, Name: "cold", Params: map[string]string{"bootstrap": "8s"}})
+	if err := f.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "cold"), "during")
+	time.Sleep(2 * time.Second)
+	waitReady(t, ctx, fenv, 3, 4*time.Minute)
+	pods, err := env.Client.CoreV1().Pods(fenv.Namespace).List(ctx, metav1.ListOptions{LabelSelector: fenv.Selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		found := false
+		for _, e := range p.Spec.Containers[0].Env {
+			found = found || (e.Name == faults.DefaultBootstrapEnv && e.Value == "8s")
+		}
+		if !found {
+			t.Fatalf("pod %s runs without %s=8s", p.Name, faults.DefaultBootstrapEnv)
+		}
+	}
+	if err := f.Revert(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "cold"), "after")
+	waitReady(t, ctx, fenv, 3, 4*time.Minute)
+}
+
+// TestIntegrationLoadAndOverload drives recorded load at the target through its published loopback
+// port, raises it with the overload fault and lowers it back, and checks every request was recorded
+// with its serving pod and the windows follow the rate.
+func TestIntegrationLoadAndOverload(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	_, fenv, ep := fixture(t, ctx)
+	l, err := loadgen.Start(ctx, loadgen.Config{URL: ep.TargetURL + "/work", Rate: 40, Duration: 9 * time.Second, Timeline: fenv.Timeline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fenv.Load = l
+	f := build(t, fenv, faults.Spec{Type: faults.TypeOverload, Name: "overload", Duration: 3 * time.Second, Params: map[string]string{"rate": "120"}})
+	time.Sleep(3 * time.Second)
+	if err := f.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	if err := f.Revert(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sent %d ok %d pods %v errors %v p99 %v", rep.Sent, rep.OK, rep.ByPod, rep.Errors, rep.P99)
+	if len(rep.ByPod) != 3 {
+		t.Fatalf("requests reached pods %v, want all 3", rep.ByPod)
+	}
+	var rates []string
+	peak := 0
+	for _, e := range fenv.Timeline.Filter(timeline.KindLoad) {
+		rates = append(rates, fmt.Sprint(e.Load.Sent))
+		peak = max(peak, e.Load.Sent)
+	}
+	if peak < 100 || rep.Sent < 40*6+100 {
+		t.Fatalf("windows %v (sent %d): the overload did not raise the rate", rates, rep.Sent)
+	}
+}
