@@ -89,7 +89,7 @@ func Attribute(r timeline.Entry, entries []timeline.Entry) (timeline.RestartCaus
 				continue
 			}
 			switch {
-			case e.PodChange.Field == "deleting":
+			case e.PodChange.Field == "deleting" || e.PodChange.Field == "deleted":
 				deleting = true
 			case e.PodChange.Field == "phase" && e.PodChange.Detail == "Evicted":
 				evicted = "pod status reason Evicted"
@@ -115,7 +115,7 @@ func Attribute(r timeline.Entry, entries []timeline.Entry) (timeline.RestartCaus
 		return timeline.CauseEviction, fmt.Sprintf("%s; %s", evicted, exit)
 	}
 	if deleting {
-		note := "pod deletion (deletionTimestamp set)"
+		note := "pod deletion (deletionTimestamp set or pod gone)"
 		if f := faultNamed(podFaults, "delete", "roll"); f != "" {
 			note += "; harness fault " + f
 		}

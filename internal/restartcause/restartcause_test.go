@@ -239,3 +239,11 @@ func TestActiveFaultIsNamedButDoesNotDecide(t *testing.T) {
 		t.Fatalf("evidence %q names a fault reverted before the restart", ev)
 	}
 }
+
+func TestPodGoneWithoutDeletingSeenIsDeletion(t *testing.T) {
+	r := &rec{}
+	r.add(2, timeline.Entry{Kind: timeline.KindPod, Recovered: true, PodChange: &timeline.PodTransition{Field: "deleted", From: "Running"}})
+	x := r.add(2, timeline.Entry{Kind: timeline.KindRestart, Recovered: true, Restart: &timeline.ContainerRestart{Container: "app"}})
+	c, ev := attribute(t, r, x.Seq)
+	check(t, c, ev, timeline.CauseDeletion, "pod deletion")
+}
