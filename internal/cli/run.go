@@ -105,7 +105,13 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 	if err := reports.WriteTerminal(cmd.OutOrStdout(), rep, reports.ColorFor(os.Stdout)); err != nil {
 		return withCode(ExitError, err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", out)
+	var span time.Duration
+	for _, sc := range scs {
+		span += sc.Span()
+	}
+	wall := rep.Finished.Sub(rep.Started)
+	fmt.Fprintf(cmd.OutOrStdout(), "wall time %s for %d scenarios; sum of their fault+oracle spans %s (ratio %.2f)\nreport: %s\n",
+		wall.Round(time.Second), len(scs), span, wall.Seconds()/span.Seconds(), out)
 	switch code := rep.ExitCode(); code {
 	case reports.ExitPass:
 		return nil

@@ -85,6 +85,7 @@ func (v VegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timel
 		Duration:                spec.Duration,
 		Timeout:                 spec.Timeout,
 		NewConnectionPerRequest: !spec.KeepAlive,
+		PodHeader:               spec.PodHeader,
 		Timeline:                tl,
 		OnRequest: func(r timeline.Request) {
 			run.mu.Lock()

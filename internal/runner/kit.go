@@ -67,6 +67,8 @@ type Target struct {
 	AdminPort int
 	// Description names the target for reports ("fixture good", "image x:1").
 	Description string
+	// Cleanup, when set, undoes what Install created outside the run's own namespace.
+	Cleanup func(ctx context.Context) error
 }
 
 // Deployer installs the target and its dependencies into a fresh namespace and waits until ready.
@@ -94,6 +96,8 @@ type LoadSpec struct {
 	Duration  time.Duration
 	KeepAlive bool
 	Timeout   time.Duration
+	// PodHeader is the response header naming the serving pod ("" for the fixture's).
+	PodHeader string
 }
 
 // LoadStarter starts constant-rate load recording every request on tl.
@@ -113,6 +117,8 @@ type LoadRun interface {
 
 // FaultEnv is what a fault injector may use.
 type FaultEnv struct {
+	// Index is the fault's position in the scenario; its timeline name is "faults[Index]".
+	Index    int
 	Cluster  *Cluster
 	Target   *Target
 	Timeline *timeline.Timeline

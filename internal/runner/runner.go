@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/seed"
 	"github.com/probegate/probegate/internal/timeline"
@@ -96,6 +97,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	mark := func(name, detail string) {
 		tl.Append(timeline.Entry{Kind: timeline.KindMark, Mark: &timeline.Mark{Name: name, Detail: detail}})
 		status.set(name)
+		log.Info("phase "+name, "detail", detail)
 	}
 	mark("start", fmt.Sprintf("variant %s, seed %d, slot %d", variant, seedValue, slot))
 
@@ -120,6 +122,15 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	})
 	if err != nil {
 		return rep, fmt.Errorf("deploy target into %s: %w", ns, err)
+	}
+	if target.Cleanup != nil {
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if err := target.Cleanup(cctx); err != nil {
+				log.Warn("clean up target", "err", err)
+			}
+		}()
 	}
 	if rep.Target == "" {
 		rep.Target = target.Description
@@ -153,7 +164,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	loadStartAt, loadStart := tl.Now()
 	load, err := r.Kit.Load.Start(ctx, LoadSpec{
 		URL: target.URL + loadPath(sc, r.Opts.Custom), Rate: sc.Load.Rate, Duration: sc.Load.Duration,
-		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout,
+		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, PodHeader: podHeader(r.Opts.Custom),
 	}, tl, obs)
 	if err != nil {
 		return rep, fmt.Errorf("start load: %w", err)
@@ -214,7 +225,7 @@ func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.
 	}
 	for i, f := range sc.Faults {
 		env := FaultEnv{
-			Cluster: r.Cluster, Target: target, Timeline: tl,
+			Index: i, Cluster: r.Cluster, Target: target, Timeline: tl,
 			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
 			NodeExec: r.Kit.NodeExec,
 		}
@@ -228,7 +239,7 @@ func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.
 }
 
 // loadAware is implemented by injectors that act on the running load (overload).
-type loadAware interface{ SetLoad(LoadRun) }
+type loadAware interface{ SetLoad(faults.RateSetter) }
 
 func setLoad(s *Schedule, l LoadRun) {
 	for _, f := range s.faults {
@@ -258,6 +269,13 @@ func waitLoad(ctx context.Context, l LoadRun) ([]timeline.Request, error) {
 		res := <-done
 		return res.reqs, res.err
 	}
+}
+
+func podHeader(custom *scenario.TargetSpec) string {
+	if custom != nil {
+		return custom.PodHeader
+	}
+	return ""
 }
 
 func loadPath(sc *scenario.Scenario, custom *scenario.TargetSpec) string {

@@ -76,6 +76,9 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 		return nil, nil, err
 	}
 	kit := NewKit(kc, log)
+	if custom != nil {
+		kit.Deployer = CustomDeployer{Kind: kc, Logger: log}
+	}
 	if p, ok := kit.Deployer.(Preflighter); ok {
 		if err := p.Preflight(ctx, c, variantsOf(scs, req.Variant), custom); err != nil {
 			return nil, nil, err

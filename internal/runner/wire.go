@@ -25,5 +25,5 @@ func NewKit(kc *cluster.Cluster, log *slog.Logger) Kit {
 
 // DefaultFaults is the fault registry scenarios are validated and run against.
 func DefaultFaults() FaultBuilder {
-	return nil // wired to internal/faults when it lands
+	return FaultRegistry{}
 }

@@ -1,0 +1,41 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/probegate/probegate/internal/faults"
+	"github.com/probegate/probegate/internal/scenario"
+)
+
+// FaultRegistry builds the faults package's injectors from scenario faults.
+type FaultRegistry struct{}
+
+// Types implements FaultBuilder.
+func (FaultRegistry) Types() []string { return faults.Types() }
+
+// CheckParams reports an unknown, malformed or missing parameter, for scenario loading.
+func (FaultRegistry) CheckParams(faultType string, params map[string]string) error {
+	return faults.CheckParams(faultType, params)
+}
+
+// Build implements FaultBuilder.
+func (FaultRegistry) Build(f scenario.Fault, env FaultEnv) (Injector, string, error) {
+	t := env.Target
+	fenv := faults.Env{
+		Client: env.Cluster.Client, Config: env.Cluster.Config,
+		Namespace: t.Namespace, Deployment: t.Deployment, Container: t.Container, Selector: t.Selector,
+		ToxiproxyURL: t.ToxiproxyURL, DBProxy: t.DBProxy, AdminPort: t.AdminPort,
+		Timeline: env.Timeline, Rand: env.Rand,
+	}
+	if env.NodeExec != nil {
+		fenv.NodeExec = faults.NodeExec(env.NodeExec)
+	}
+	if env.Load != nil {
+		fenv.Load = env.Load
+	}
+	inj, skip, err := faults.Build(faults.Spec{Type: f.Type, Name: fmt.Sprintf("faults[%d]", env.Index), Duration: f.Duration, Params: f.Params}, fenv)
+	if err != nil || skip != "" {
+		return nil, skip, err
+	}
+	return inj, "", nil
+}
