@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +51,11 @@ func BenchmarkObserverLag(b *testing.B) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// Look for the node container first: finding no cluster must not install or create anything.
+	node := cluster.DefaultName + "-control-plane"
+	if out, err := exec.CommandContext(ctx, "docker", "inspect", "-f", "{{.State.Running}}", node).Output(); err != nil || strings.TrimSpace(string(out)) != "true" {
+		b.Skipf("no kind cluster running (node container %s)", node)
+	}
 	c, err := cluster.Get(ctx, "")
 	if err != nil {
 		b.Skipf("no kind cluster running: %v", err)
