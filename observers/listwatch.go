@@ -45,6 +45,9 @@ type gapListWatch struct {
 	relisting bool // a list after a gap is being applied
 	gapMarked bool // the current gap has its "watch-gap" mark
 	relists   int
+
+	watchStart   time.Time     // when the current watch was opened
+	watchTimeout time.Duration // the server-side timeout it asked for (0: none)
 }
 
 // List implements cache.Lister.
@@ -76,10 +79,16 @@ func (l *gapListWatch) ListWithContext(ctx context.Context, options metav1.ListO
 	return l.list(ctx, options)
 }
 
-// WatchWithContext starts a watch, or refuses when the previous watch ended without a list since:
-// the reflector then lists again.
+// WatchWithContext starts a watch, or refuses when the previous watch ended early (broken
+// connection, apiserver restart, error) without a list since: the reflector then lists again. A
+// watch that ran to its requested timeout is resumed normally.
 func (l *gapListWatch) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 	l.mu.Lock()
+	if l.watching && l.watchTimeout > 0 && time.Since(l.watchStart) >= l.watchTimeout-time.Second {
+		// The previous watch ran to its own timeout: the server closed it cleanly and resuming from
+		// the last resource version loses nothing.
+		l.watching = false
+	}
 	if l.watching {
 		l.watching = false
 		mark := !l.gapMarked
@@ -91,6 +100,10 @@ func (l *gapListWatch) WatchWithContext(ctx context.Context, options metav1.List
 		return nil, errWatchGap
 	}
 	l.watching, l.listed, l.relisting, l.gapMarked = true, true, false, false
+	l.watchStart, l.watchTimeout = time.Now(), 0
+	if options.TimeoutSeconds != nil {
+		l.watchTimeout = time.Duration(*options.TimeoutSeconds) * time.Second
+	}
 	l.mu.Unlock()
 	return l.watch(ctx, options)
 }
