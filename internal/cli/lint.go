@@ -38,12 +38,17 @@ func newLintCmd() *cobra.Command {
 from YAML files and directories (multi-document; "-" is stdin) or, with --namespace, from a live
 namespace, and checks their probes against the probe contract: liveness windows against readiness
 windows, startup budgets against measured cold starts, dependency checks behind 1 s timeouts, grace
-periods against preStop + drain, and more. Each finding names the probegate scenario that confirms it
+periods against withdrawal + drain + cleanup, and more. Each finding names the probegate scenario that confirms it
 on a real cluster.
 
-Targets declare facts lint cannot see with annotations on the workload or its pod template:
-  probegate.dev/dependency-check-paths: "/health/deep,/healthz/db"   endpoints that check dependencies
-  probegate.dev/drain-seconds: "20"                                  time spent draining after SIGTERM
+Targets declare facts lint cannot see with annotations on the workload or its pod template (the
+timing ones are the same the harness's timing oracle reads; durations are "5", "2.5" or "1500ms"):
+  probegate.dev/dependency-check-paths: "/health/deep,/healthz/db"  endpoints that check dependencies
+  probegate.dev/withdrawal-seconds: "5"    keeps serving this long after SIGTERM (else: preStop sleep)
+  probegate.dev/drain-seconds: "10"        longest admitted work finished after it stops accepting
+  probegate.dev/cleanup-seconds: "1"       closing pools, flushing telemetry
+  probegate.dev/readiness-lag-seconds      app time to turn a fault into a failing readiness endpoint
+  probegate.dev/propagation-seconds        kubelet → EndpointSlice → kube-proxy allowance (default 2s)
 
 Kinds without a pod template (ConfigMap, Secret, Ingress, ...) are skipped; any other kind is an error.
 
@@ -67,7 +72,7 @@ Exit codes: 0 no finding at or above --fail-on (default warning), 1 such finding
 	f.StringVar(&o.report, "report", "", "read the measured cold start from a previous probegate report.json")
 	f.DurationVar(&o.cfg.MaxReadinessWindow, "max-readiness-window", lint.DefaultMaxReadinessWindow, "largest acceptable readiness detection window F·P + timeout")
 	f.DurationVar(&o.cfg.MaxInitialDelay, "max-initial-delay", lint.DefaultMaxInitialDelay, "largest liveness initialDelaySeconds accepted without a startupProbe")
-	f.DurationVar(&o.cfg.GraceMargin, "grace-margin", lint.DefaultGraceMargin, "slack required in terminationGracePeriodSeconds beyond preStop + drain")
+	f.DurationVar(&o.cfg.GraceMargin, "grace-margin", lint.DefaultGraceMargin, "slack required in terminationGracePeriodSeconds beyond withdrawal + drain + cleanup")
 	f.DurationVar(&o.cfg.Propagation, "propagation", lint.DefaultPropagation, "kubelet → EndpointSlice → kube-proxy delay added to readiness withdrawal")
 	f.StringVar(&o.cfg.Target, "target", "", "target file to name in the confirm commands (probegate run --target)")
 	f.StringVar(&o.explain, "explain", "", "print one rule's explanation, fix and confirming scenario (by ID or name) and exit")

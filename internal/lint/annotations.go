@@ -6,16 +6,30 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/probegate/probegate/internal/oracle"
 )
 
-// Annotations a target declares on its workload or pod template for lint (and the harness) to read.
+// Annotations a target declares on its workload or pod template (the pod template's win). The
+// timing ones are the timing oracle's (internal/oracle), so lint and the harness read one vocabulary.
+// Durations are seconds ("20", "2.5") or Go durations ("1500ms").
 const (
 	// AnnotationDependencyCheckPaths lists HTTP paths that check shared dependencies, comma-separated:
 	// "/health/deep,/healthz/db".
 	AnnotationDependencyCheckPaths = "probegate.dev/dependency-check-paths"
-	// AnnotationDrainSeconds is the time the application spends withdrawing and draining after
-	// SIGTERM, in seconds ("20") or as a duration ("20s").
-	AnnotationDrainSeconds = "probegate.dev/drain-seconds"
+	// AnnotationWithdrawal is the routing withdrawal delay: how long the application keeps serving
+	// after SIGTERM (readiness already failing) before it stops accepting. A preStop sleep counts
+	// as withdrawal when the annotation is absent.
+	AnnotationWithdrawal = oracle.AnnotationWithdrawal
+	// AnnotationDrain is the longest admitted work the application finishes after it stops accepting.
+	AnnotationDrain = oracle.AnnotationDrain
+	// AnnotationCleanup is the time spent closing pools and flushing telemetry after the drain.
+	AnnotationCleanup = oracle.AnnotationCleanup
+	// AnnotationPropagation overrides the kubelet → EndpointSlice → kube-proxy allowance.
+	AnnotationPropagation = oracle.AnnotationPropagation
+	// AnnotationReadinessLag is how long the application takes to turn a fault into a failing
+	// readiness endpoint (check interval × hysteresis + budget), on top of the probe's own window.
+	AnnotationReadinessLag = oracle.AnnotationReadinessLag
 )
 
 // dependencyMatch says how lint knows a path checks dependencies.
@@ -59,15 +73,15 @@ func (m dependencyMatch) note() string {
 	return "is declared a dependency check (" + AnnotationDependencyCheckPaths + ")"
 }
 
-// drainTime reads the declared drain time; ok is false when w declares none.
-func drainTime(w *Workload) (d time.Duration, ok bool, err error) {
-	v, ok := w.Annotations[AnnotationDrainSeconds]
+// declared reads a duration annotation; ok is false when w does not declare it.
+func declared(w *Workload, key string) (d time.Duration, ok bool, err error) {
+	v, ok := w.Annotations[key]
 	if !ok {
 		return 0, false, nil
 	}
 	d, err = parseSeconds(v)
 	if err != nil {
-		return 0, true, fmt.Errorf("annotation %s=%q: %w", AnnotationDrainSeconds, v, err)
+		return 0, true, fmt.Errorf("annotation %s=%q: %w", key, v, err)
 	}
 	return d, true, nil
 }

@@ -2,8 +2,9 @@ package lint
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
+
+	"github.com/probegate/probegate/internal/oracle"
 )
 
 // Config holds the limits rules compare against. The zero value is completed by Defaults.
@@ -11,26 +12,31 @@ type Config struct {
 	// MaxReadinessWindow bounds a readiness probe's detection window F·P + timeout: how long users
 	// keep reaching a broken instance before traffic moves.
 	MaxReadinessWindow time.Duration
-	// MaxInitialDelay is the largest liveness initialDelaySeconds accepted without a startupProbe.
+	// MaxInitialDelay is the largest liveness initialDelaySeconds accepted without a startupProbe: a
+	// few seconds of grace are fine, more is a guess at the bootstrap time.
 	MaxInitialDelay time.Duration
 	// ColdStart is a measured cold start (0: unknown); ColdStartSource says where it came from.
 	ColdStart       time.Duration
 	ColdStartSource string
-	// GraceMargin is the slack required on top of preStop delay + declared drain time.
+	// GraceMargin is the slack required on top of withdrawal + drain + cleanup (the oracle's margin).
 	GraceMargin time.Duration
-	// Propagation is the kubelet → EndpointSlice → kube-proxy delay added to readiness withdrawal.
+	// Propagation is the kubelet → EndpointSlice → kube-proxy delay added to readiness withdrawal;
+	// a workload's probegate.dev/propagation-seconds annotation overrides it.
 	Propagation time.Duration
-	// Target is passed to `probegate run --target` in confirm lines; empty picks a fixture variant
-	// for fixtures/manifests/<variant>.yaml, or a placeholder.
+	// Target is passed to `probegate run --target` in confirm lines; empty picks --variant for pods
+	// labelled probegate.dev/variant (the bundled fixtures), or a placeholder.
 	Target string
 }
+
+// VariantLabel marks the pods of a bundled fixture variant; confirm lines for them use --variant.
+const VariantLabel = "probegate.dev/variant"
 
 // Default limits.
 const (
 	DefaultMaxReadinessWindow = 15 * time.Second
-	DefaultMaxInitialDelay    = 10 * time.Second
-	DefaultGraceMargin        = 5 * time.Second
-	DefaultPropagation        = 1 * time.Second
+	DefaultMaxInitialDelay    = 5 * time.Second
+	DefaultGraceMargin        = oracle.DefaultMargin
+	DefaultPropagation        = oracle.DefaultPropagation
 )
 
 // Defaults returns c with every unset limit filled in.
@@ -72,14 +78,18 @@ func (ctx *Context) targetFlag(w *Workload) string {
 	if ctx.Config.Target != "" {
 		return "--target " + ctx.Config.Target
 	}
-	if w.Pos.File != "" && w.Pos.Line > 0 {
-		dir := filepath.Dir(w.Pos.File)
-		if filepath.Base(dir) == "manifests" && filepath.Base(filepath.Dir(dir)) == "fixtures" {
-			name := filepath.Base(w.Pos.File)
-			return "--variant " + name[:len(name)-len(filepath.Ext(name))]
-		}
+	if v := w.PodLabels[VariantLabel]; v != "" {
+		return "--variant " + v
 	}
 	return fmt.Sprintf("--target <target file for %s>", w.Ref())
+}
+
+// propagation is the allowance for w: its annotation, else the configured one.
+func (ctx *Context) propagation(w *Workload) time.Duration {
+	if d, ok, err := declared(w, AnnotationPropagation); ok && err == nil {
+		return d
+	}
+	return ctx.Config.Propagation
 }
 
 // Lint runs every rule over every workload in inv and returns the findings, sorted by position.

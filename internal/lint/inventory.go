@@ -155,3 +155,18 @@ func lineOf(n *yaml.Node, path []any) int {
 	}
 	return line
 }
+
+// annotationPos returns the position of annotation key: on the pod template when it is there
+// (it wins), else on the workload's own metadata, else the workload's position.
+func (w *Workload) annotationPos(key string) Position {
+	if w.doc == nil || w.doc.root == nil {
+		return w.Pos
+	}
+	template := append(append([]any{}, w.podPath[:len(w.podPath)-1]...), "metadata", "annotations", key)
+	for _, path := range [][]any{template, {"metadata", "annotations", key}} {
+		if childAt(w.doc.root, path...) != nil {
+			return w.doc.position(w.Pos, path)
+		}
+	}
+	return w.Pos
+}

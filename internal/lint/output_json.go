@@ -52,5 +52,6 @@ func WriteJSON(w io.Writer, r *Report) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(doc)
 }

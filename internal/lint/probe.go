@@ -89,9 +89,11 @@ func (t Timing) DetectionWindow() Window {
 	}
 }
 
-// Budget is how long the probe tolerates failures from container start: initialDelay + F·P.
-func (t Timing) Budget() time.Duration {
-	return t.InitialDelay + time.Duration(t.Failure)*t.Period
+// KillAfter is the earliest moment after container start at which this probe, failing from its
+// first run, reaches failureThreshold: initialDelay + (F−1)·P. A bootstrap must end before it to be
+// safe; the often-quoted budget initialDelay + F·P is one period more generous than the kubelet.
+func (t Timing) KillAfter() time.Duration {
+	return t.InitialDelay + time.Duration(t.Failure-1)*t.Period
 }
 
 // schedule describes the timing fields in manifest terms.

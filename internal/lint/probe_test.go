@@ -12,13 +12,15 @@ func TestDetectionWindowAndBudget(t *testing.T) {
 	cases := []struct {
 		probe          corev1.Probe
 		earliest, late time.Duration
-		budget         time.Duration
+		killAfter      time.Duration
 	}{
 		// API defaults: period 10s, timeout 1s, failureThreshold 3.
-		{corev1.Probe{}, 20 * time.Second, 31 * time.Second, 30 * time.Second},
-		{corev1.Probe{PeriodSeconds: 3, TimeoutSeconds: 2, FailureThreshold: 2}, 3 * time.Second, 8 * time.Second, 6 * time.Second},
-		{corev1.Probe{InitialDelaySeconds: 5, PeriodSeconds: 2, FailureThreshold: 30}, 58 * time.Second, 61 * time.Second, 65 * time.Second},
-		{corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1}, 0, 2 * time.Second, time.Second},
+		{corev1.Probe{}, 20 * time.Second, 31 * time.Second, 20 * time.Second},
+		{corev1.Probe{PeriodSeconds: 3, TimeoutSeconds: 2, FailureThreshold: 2}, 3 * time.Second, 8 * time.Second, 3 * time.Second},
+		{corev1.Probe{InitialDelaySeconds: 5, PeriodSeconds: 2, FailureThreshold: 30}, 58 * time.Second, 61 * time.Second, 63 * time.Second},
+		// The no-startup-probe fixture: killed 20 s after start.
+		{corev1.Probe{InitialDelaySeconds: 10, PeriodSeconds: 5, FailureThreshold: 3}, 10 * time.Second, 16 * time.Second, 20 * time.Second},
+		{corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1}, 0, 2 * time.Second, 0},
 	}
 	for _, c := range cases {
 		tm := timingOf(&c.probe)
@@ -26,8 +28,8 @@ func TestDetectionWindowAndBudget(t *testing.T) {
 		if w.Earliest != c.earliest || w.Latest != c.late {
 			t.Errorf("%+v: window %v, want [%v, %v]", c.probe, w, c.earliest, c.late)
 		}
-		if got := tm.Budget(); got != c.budget {
-			t.Errorf("%+v: budget %v, want %v", c.probe, got, c.budget)
+		if got := tm.KillAfter(); got != c.killAfter {
+			t.Errorf("%+v: kill after %v, want %v", c.probe, got, c.killAfter)
 		}
 	}
 }
@@ -103,19 +105,19 @@ func TestDependencyCheck(t *testing.T) {
 	}
 }
 
-func TestDrainTime(t *testing.T) {
-	for v, want := range map[string]time.Duration{"20": 20 * time.Second, "2.5": 2500 * time.Millisecond, "1m": time.Minute} {
-		d, ok, err := drainTime(&Workload{Annotations: map[string]string{AnnotationDrainSeconds: v}})
+func TestDeclaredDuration(t *testing.T) {
+	for v, want := range map[string]time.Duration{"20": 20 * time.Second, "2.5": 2500 * time.Millisecond, "1m": time.Minute, "1500ms": 1500 * time.Millisecond} {
+		d, ok, err := declared(&Workload{Annotations: map[string]string{AnnotationDrain: v}}, AnnotationDrain)
 		if err != nil || !ok || d != want {
 			t.Errorf("drain %q = (%v, %v, %v), want %v", v, d, ok, err, want)
 		}
 	}
 	for _, v := range []string{"soon", "-3", ""} {
-		if _, ok, err := drainTime(&Workload{Annotations: map[string]string{AnnotationDrainSeconds: v}}); err == nil || !ok {
+		if _, ok, err := declared(&Workload{Annotations: map[string]string{AnnotationDrain: v}}, AnnotationDrain); err == nil || !ok {
 			t.Errorf("drain %q: no error", v)
 		}
 	}
-	if _, ok, err := drainTime(&Workload{}); ok || err != nil {
+	if _, ok, err := declared(&Workload{}, AnnotationDrain); ok || err != nil {
 		t.Errorf("no annotation: ok=%v err=%v", ok, err)
 	}
 }

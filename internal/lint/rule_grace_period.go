@@ -1,20 +1,21 @@
 package lint
 
-import "time"
+import "fmt"
 
 func init() {
 	register(&Rule{
 		ID:       "PG008",
 		Name:     "grace-period-too-short",
 		Severity: Error,
-		Summary:  "terminationGracePeriodSeconds does not cover preStop delay + drain + margin",
+		Summary:  "terminationGracePeriodSeconds does not cover withdrawal + drain + cleanup + margin",
 		Explanation: "The grace period is one clock for the whole shutdown: it starts when the pod is " +
-			"deleted, runs through the preStop hook, and then through the application's own withdrawal and " +
-			"drain after SIGTERM. When preStop delay + declared drain time + a margin does not fit, the " +
-			"kubelet sends SIGKILL mid-drain: in-flight requests are cut, connections reset, and cleanup " +
-			"(closing pools, flushing telemetry) never runs.",
-		Fix: "Set terminationGracePeriodSeconds ≥ preStop delay + drain time (" + AnnotationDrainSeconds +
-			") + margin, or shorten the preStop sleep and bound the drain in the application.",
+			"deleted, runs through the preStop hook, and then through the application's own withdrawal, " +
+			"drain and cleanup after SIGTERM. When withdrawal delay (preStop sleep or " + AnnotationWithdrawal +
+			") + declared drain (" + AnnotationDrain + ") + cleanup (" + AnnotationCleanup + ") + a margin does " +
+			"not fit, the kubelet sends SIGKILL mid-drain: in-flight requests are cut, connections reset, and " +
+			"cleanup (closing pools, flushing telemetry) never runs.",
+		Fix: "Set terminationGracePeriodSeconds ≥ withdrawal + drain + cleanup + margin, or shorten the preStop " +
+			"sleep and bound the drain in the application.",
 		Scenario: "drain-exceeds-grace",
 		Check:    checkGracePeriod,
 	})
@@ -22,18 +23,21 @@ func init() {
 
 func checkGracePeriod(ctx *Context, w *Workload) []Finding {
 	r, _ := RuleByID("PG008")
-	drain, declared, err := drainTime(w)
-	if err != nil {
-		return []Finding{r.finding(ctx, w, w.Pos, "", "%v", err)}
-	}
+	drain, hasDrain, _ := declared(w, AnnotationDrain)
+	cleanup, hasCleanup, _ := declared(w, AnnotationCleanup)
+	annWithdrawal, hasWithdrawal, _ := declared(w, AnnotationWithdrawal)
 	grace := gracePeriod(&w.Pod)
 	var out []Finding
 	for _, c := range w.Containers() {
-		pre, hasPreStop, _ := preStopDelay(c)
-		if !hasPreStop && !declared {
-			continue
+		withdrawal, hasPreStop, _ := preStopDelay(c)
+		source := "preStop"
+		if hasWithdrawal {
+			withdrawal, source = annWithdrawal, "withdrawal"
 		}
-		need := pre + drain + ctx.Config.GraceMargin
+		if !hasPreStop && !hasWithdrawal && !hasDrain && !hasCleanup {
+			continue // nothing declared to compare the grace period with
+		}
+		need := withdrawal + drain + cleanup + ctx.Config.GraceMargin
 		if grace >= need {
 			continue
 		}
@@ -41,9 +45,13 @@ func checkGracePeriod(ctx *Context, w *Workload) []Finding {
 		if w.Pod.TerminationGracePeriodSeconds == nil {
 			pos = w.AtContainer(c, "lifecycle")
 		}
+		sum := fmt.Sprintf("%s %s + drain %s", source, fmtDur(withdrawal), fmtDur(drain))
+		if hasCleanup {
+			sum += " + cleanup " + fmtDur(cleanup)
+		}
 		out = append(out, r.finding(ctx, w, pos, c.Name,
-			"container %q: terminationGracePeriodSeconds %s < preStop %s + drain %s + margin %s = %s: SIGKILL lands mid-drain",
-			c.Name, fmtDur(grace), fmtDur(pre), fmtDur(drain), fmtDur(ctx.Config.GraceMargin), fmtDur(need.Round(time.Second))))
+			"container %q: terminationGracePeriodSeconds %s < %s + margin %s = %s: SIGKILL lands mid-drain",
+			c.Name, fmtDur(grace), sum, fmtDur(ctx.Config.GraceMargin), fmtDur(need)))
 	}
 	return out
 }

@@ -30,8 +30,8 @@ func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 			continue
 		}
 		out = append(out, r.finding(ctx, w, w.AtContainer(c, Liveness.field(), "initialDelaySeconds"), c.Name,
-			"container %q: no startupProbe, liveness initialDelaySeconds is %s (limit %s): a start slower than %s is killed by liveness",
-			c.Name, fmtDur(t.InitialDelay), fmtDur(ctx.Config.MaxInitialDelay), fmtDur(t.Budget())))
+			"container %q: no startupProbe, liveness initialDelaySeconds is %s (limit %s): a start slower than initialDelay + (F−1)·P = %s is killed by liveness",
+			c.Name, fmtDur(t.InitialDelay), fmtDur(ctx.Config.MaxInitialDelay), fmtDur(t.KillAfter())))
 	}
 	return out
 }

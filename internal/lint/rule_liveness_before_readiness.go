@@ -13,7 +13,8 @@ func init() {
 			"its in-flight and newly routed requests fail, instead of traffic moving away first and the " +
 			"restart happening only if the instance does not recover.",
 		Fix: "Make liveness react later than readiness: a longer periodSeconds and/or higher failureThreshold on " +
-			"liveness so that (F−1)·P of liveness exceeds F·P + timeout of readiness plus propagation (about 1 s).",
+			"liveness so that (F−1)·P of liveness exceeds F·P + timeout of readiness plus propagation (2 s by " +
+			"default) and any declared readiness lag (" + AnnotationReadinessLag + ").",
 		Scenario: "event-loop-stall",
 		Check:    checkLivenessBeforeReadiness,
 	})
@@ -21,6 +22,8 @@ func init() {
 
 func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 	r, _ := RuleByID("PG002")
+	prop := ctx.propagation(w)
+	lag, hasLag, _ := declared(w, AnnotationReadinessLag)
 	var out []Finding
 	for _, c := range w.Containers() {
 		if c.LivenessProbe == nil || c.ReadinessProbe == nil {
@@ -28,13 +31,17 @@ func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 		}
 		lw := timingOf(c.LivenessProbe).DetectionWindow()
 		rw := timingOf(c.ReadinessProbe).DetectionWindow()
-		withdrawn := rw.Latest + ctx.Config.Propagation
+		withdrawn := rw.Latest + lag + prop
 		if lw.Earliest >= withdrawn {
 			continue
 		}
+		extra := "+" + fmtDur(prop) + " propagation"
+		if hasLag {
+			extra = "+" + fmtDur(lag) + " app lag " + extra
+		}
 		out = append(out, r.finding(ctx, w, w.AtContainer(c, Liveness.field()), c.Name,
-			"container %q: liveness fires %s after a stall starts, readiness withdraws at worst %s (+%s propagation): liveness window %s overlaps readiness window %s",
-			c.Name, fmtDur(lw.Earliest), fmtDur(rw.Latest), fmtDur(ctx.Config.Propagation), lw, rw))
+			"container %q: liveness can fire %s after a stall starts, before readiness has withdrawn it (at worst %s %s = %s): liveness window %s, readiness window %s",
+			c.Name, fmtDur(lw.Earliest), fmtDur(rw.Latest), extra, fmtDur(withdrawn), lw, rw))
 	}
 	return out
 }

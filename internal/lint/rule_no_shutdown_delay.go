@@ -13,7 +13,7 @@ func init() {
 			"and node drain costs failed requests.",
 		Fix: "Add a preStop hook that waits for withdrawal (the native `sleep` action, a few seconds above the " +
 			"measured propagation), or keep serving for a withdrawal delay after SIGTERM in the application " +
-			"and declare that time with annotation " + AnnotationDrainSeconds + ".",
+			"and declare it with annotation " + AnnotationWithdrawal + ".",
 		Scenario: "pod-delete-under-load",
 		Check:    checkNoShutdownDelay,
 	})
@@ -24,17 +24,21 @@ func checkNoShutdownDelay(ctx *Context, w *Workload) []Finding {
 	if !serves(ctx, w) {
 		return nil
 	}
-	if _, declared, _ := drainTime(w); declared {
-		return nil
+	withdrawal, hasWithdrawal, err := declared(w, AnnotationWithdrawal)
+	if err != nil || hasWithdrawal && withdrawal > 0 {
+		return nil // declared (an unreadable value is PG015's finding)
 	}
 	var out []Finding
 	for _, c := range w.Containers() {
 		if _, has, _ := preStopDelay(c); has || len(c.Ports) == 0 && c.ReadinessProbe == nil {
 			continue // has a hook, or is not a serving container (no ports, no readiness)
 		}
+		what := "no preStop hook and no " + AnnotationWithdrawal + " annotation"
+		if hasWithdrawal {
+			what = "no preStop hook and " + AnnotationWithdrawal + " is 0"
+		}
 		out = append(out, r.finding(ctx, w, w.AtContainer(c), c.Name,
-			"container %q: no preStop hook and no %s annotation: it may stop serving while traffic is still routed to it",
-			c.Name, AnnotationDrainSeconds))
+			"container %q: %s: it may stop serving while traffic is still routed to it", c.Name, what))
 	}
 	return out
 }

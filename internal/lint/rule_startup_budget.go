@@ -6,11 +6,12 @@ func init() {
 		Name:     "startup-budget-below-cold-start",
 		Severity: Error,
 		Summary:  "the startup budget is shorter than a measured cold start",
-		Explanation: "The kubelet kills a container whose startupProbe (or, without one, liveness) has not " +
-			"succeeded within initialDelaySeconds + failureThreshold × periodSeconds. When a measured cold " +
+		Explanation: "The kubelet kills a container whose startupProbe (or, without one, liveness) fails " +
+			"failureThreshold times in a row: as early as initialDelaySeconds + (failureThreshold − 1) × " +
+			"periodSeconds after start for a probe that fails fast (connection refused). When a measured cold " +
 			"start takes longer, every cold start ends in a kill and a restart that is just as slow: the pod " +
 			"never becomes ready, and a rollout or node drain stalls or takes capacity down with it.",
-		Fix: "Raise the startupProbe's failureThreshold (keep periodSeconds short) until failureThreshold × " +
+		Fix: "Raise the startupProbe's failureThreshold (keep periodSeconds short) until (failureThreshold − 1) × " +
 			"periodSeconds covers the slowest measured cold start with margin; if there is no startupProbe, " +
 			"add one rather than stretching liveness.",
 		Scenario: "cold-start",
@@ -34,12 +35,12 @@ func checkStartupBudget(ctx *Context, w *Workload) []Finding {
 		if p == nil {
 			continue
 		}
-		budget := timingOf(p).Budget()
+		budget := timingOf(p).KillAfter()
 		if budget >= cold {
 			continue
 		}
 		out = append(out, r.finding(ctx, w, w.AtContainer(c, kind.field()), c.Name,
-			"container %q: %s budget initialDelay + F·P = %s is shorter than the measured cold start %s (%s): it is killed before bootstrap ends",
+			"container %q: %s probe kills as early as initialDelay + (F−1)·P = %s, before the measured cold start %s (%s) ends",
 			c.Name, kind, fmtDur(budget), fmtDur(cold), ctx.Config.ColdStartSource))
 	}
 	return out

@@ -1,0 +1,38 @@
+package lint
+
+import "sort"
+
+func init() {
+	register(&Rule{
+		ID:       "PG015",
+		Name:     "invalid-timing-annotation",
+		Severity: Error,
+		Summary:  "a probegate timing annotation does not hold a duration",
+		Explanation: "The probegate.dev/*-seconds annotations declare what the manifest cannot show: the " +
+			"withdrawal delay, drain and cleanup times, propagation and application lags. lint and the " +
+			"harness's timing oracle both read them; a value that is not a non-negative number of seconds " +
+			"or a duration is ignored by lint and makes `probegate run` refuse the target.",
+		Fix:         "Write seconds (\"5\", \"2.5\") or a Go duration (\"1500ms\", \"1m\").",
+		ConfirmNote: "probegate run refuses the target (exit 2) when the timing oracle cannot read the annotation",
+		Check:       checkAnnotations,
+	})
+}
+
+// timingAnnotations are every duration annotation lint or the oracle reads.
+var timingAnnotations = []string{
+	AnnotationWithdrawal, AnnotationDrain, AnnotationCleanup, AnnotationPropagation, AnnotationReadinessLag,
+	"probegate.dev/recovery-lag-seconds", "probegate.dev/liveness-lag-seconds",
+}
+
+func checkAnnotations(ctx *Context, w *Workload) []Finding {
+	r, _ := RuleByID("PG015")
+	var out []Finding
+	keys := append([]string{}, timingAnnotations...)
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, _, err := declared(w, k); err != nil {
+			out = append(out, r.finding(ctx, w, w.annotationPos(k), "", "%v", err))
+		}
+	}
+	return out
+}
