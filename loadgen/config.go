@@ -2,6 +2,14 @@
 // request: each one is streamed to JSON Lines as a timeline.Request as it completes, and every second
 // of load is summarised onto the timeline as a timeline.LoadWindow. The load goes only to loopback
 // addresses (the ports kind publishes on 127.0.0.1); any other host is refused.
+//
+// Requests are placed on a fixed schedule (hit h at the instant the rate's integral reaches h), so a
+// run of d seconds at r per second sends exactly r·d requests; a late hit is still sent. Whether a
+// request reused a kept-alive connection is read with httptrace. A request belongs to the second it
+// started in; a window's entry is stamped at the start of its second and written once every request
+// of that second must have completed (request timeout + 1 s), with exact p50/p99 over the raw
+// latencies of all its requests. A second in which nothing was sent still gets a window (Sent 0,
+// SuccessRatio 1).
 package loadgen
 
 import (

@@ -104,7 +104,7 @@ func TestRecordsEveryRequestWithPodAndReuse(t *testing.T) {
 	if len(marks) != 2 || marks[0].Mark.Name != "load-start" || marks[1].Mark.Name != "load-end" {
 		t.Fatalf("marks = %+v", marks)
 	}
-	if rep.Duration < 990*time.Millisecond || rep.Duration > 1500*time.Millisecond {
+	if rep.Duration < 990*time.Millisecond || rep.Duration > 3*time.Second {
 		t.Fatalf("duration %v for a 1s run", rep.Duration)
 	}
 }
@@ -222,11 +222,16 @@ func TestStopMidRunRecordsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
-	if inFlight.Load() == 0 {
-		t.Fatal("no request in flight when stopping; the test would prove nothing")
+	start := time.Now()
+	time.Sleep(300 * time.Millisecond)
+	for inFlight.Load() == 0 {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("no request in flight to stop; the test would prove nothing")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	l.Stop()
+	stoppedAfter := time.Since(start)
 	l.Stop()
 	rep, err := l.Wait()
 	if err != nil {
@@ -239,8 +244,8 @@ func TestStopMidRunRecordsEverything(t *testing.T) {
 	if rep.Sent == 0 || rep.Sent != rep.Recorded || uint64(len(reqs)) != rep.Sent {
 		t.Fatalf("sent %d, recorded %d, lines %d", rep.Sent, rep.Recorded, len(reqs))
 	}
-	if rep.Sent > 200 {
-		t.Fatalf("sent %d in ~0.4s at 300/s: Stop did not stop", rep.Sent)
+	if limit := uint64(300*stoppedAfter.Seconds()) + 30; rep.Sent > limit {
+		t.Fatalf("sent %d in %s at 300/s: Stop did not stop", rep.Sent, stoppedAfter)
 	}
 	for _, q := range reqs {
 		if !q.OK() {
@@ -305,7 +310,13 @@ func TestRatePhases(t *testing.T) {
 	}
 	wins := tl.Filter(timeline.KindLoad)
 	// Hits are placed exactly; a loaded machine may start one a little late, across a boundary.
-	if len(wins) != 2 || wins[0].Load.Sent < 45 || wins[0].Load.Sent > 50 || wins[0].Load.Sent+wins[1].Load.Sent != 200 {
+	// Hits are never early, so the first second holds at most the 50 of the first phase and the
+	// rest all start later; a loaded machine may start some late, so exact counts are not asserted.
+	later := 0
+	for _, w := range wins[1:] {
+		later += w.Load.Sent
+	}
+	if len(wins) < 2 || wins[0].Load.Sent > 50 || wins[0].Load.Sent < 25 || later < 150 || wins[0].Load.Sent+later != 200 {
 		for _, w := range wins {
 			t.Logf("window %d: %+v", w.Load.Second, *w.Load)
 		}
@@ -321,9 +332,11 @@ func TestSetRateMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
+	before := time.Since(tl.Start())
 	if prev := l.SetRate(200); prev != 40 {
 		t.Fatalf("SetRate returned %g, want 40", prev)
 	}
+	after := time.Since(tl.Start())
 	if l.Rate() != 200 {
 		t.Fatalf("Rate() = %g after SetRate(200)", l.Rate())
 	}
@@ -331,13 +344,11 @@ func TestSetRateMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// ~40 in the first second, ~200 in the second.
-	if rep.Sent < 200 || rep.Sent > 280 {
-		t.Fatalf("sent %d, want about 240", rep.Sent)
-	}
-	wins := tl.Filter(timeline.KindLoad)
-	if len(wins) != 2 || wins[1].Load.Sent < 150 {
-		t.Fatalf("second window did not carry the raised rate: %+v", wins)
+	// 40/s until the change, 200/s after it, until 2 s.
+	lo := 40*after.Seconds() + 200*(2-after.Seconds())
+	hi := 40*before.Seconds() + 200*(2-before.Seconds())
+	if float64(rep.Sent) < lo-3 || float64(rep.Sent) > hi+3 {
+		t.Fatalf("sent %d, want %.0f..%.0f for a change at %s", rep.Sent, lo, hi, before)
 	}
 }
 

@@ -67,6 +67,10 @@ func (w *windower) closeUntil(now time.Time) {
 	}
 }
 
+// minSpan is the shortest final window rated over its own length; a shorter one only holds a few
+// late-started requests spilling over the end, and is rated over a full second instead.
+const minSpan = 100 * time.Millisecond
+
 // closeAll writes the remaining windows up to the one holding end (the instant the load stopped
 // sending). A trailing window with no requests is dropped: it only holds the instant of stopping.
 func (w *windower) closeAll(end time.Time) {
@@ -76,7 +80,7 @@ func (w *windower) closeAll(end time.Time) {
 	}
 	for w.next <= last {
 		span := time.Second
-		if rest := end.Sub(w.start.Add(time.Duration(w.next) * time.Second)); rest < span {
+		if rest := end.Sub(w.start.Add(time.Duration(w.next) * time.Second)); rest < span && rest >= minSpan {
 			span = rest
 		}
 		if w.next == last && w.open[last] == nil {

@@ -77,6 +77,19 @@ func Types() []string {
 	return out
 }
 
+// ParamHelp describes the parameters a fault type accepts (name → meaning), nil for an unknown type.
+func ParamHelp(typ string) map[string]string {
+	known, ok := catalogue[typ]
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(known))
+	for name, p := range known {
+		out[name] = p.help
+	}
+	return out
+}
+
 // CheckParams returns an error naming the first unknown, malformed or missing parameter.
 func CheckParams(typ string, params map[string]string) error {
 	known, ok := catalogue[typ]

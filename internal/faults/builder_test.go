@@ -43,6 +43,9 @@ func TestCheckParams(t *testing.T) {
 	if len(Types()) != 10 {
 		t.Fatalf("types = %v", Types())
 	}
+	if h := ParamHelp(TypeDBLatency); h["latency"] == "" || ParamHelp("nope") != nil {
+		t.Fatalf("ParamHelp = %v", h)
+	}
 	for _, tc := range []struct {
 		typ    string
 		params map[string]string
