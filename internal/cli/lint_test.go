@@ -1,11 +1,20 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/probegate/probegate/internal/testcluster"
 )
 
 // runMain runs probegate with args and returns its exit code, stdout and stderr.
@@ -103,5 +112,68 @@ func TestLintExitCodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIntegrationLintNamespace runs `probegate lint --namespace` against the kind cluster: a
+// Deployment whose liveness and readiness are identical fails with exit 1 and names it; an empty
+// namespace passes; a kubeconfig context that does not exist is bad input (exit 2).
+func TestIntegrationLintNamespace(t *testing.T) {
+	env := testcluster.Require(t)
+	ns := env.Namespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kubeconfig := env.Cluster.Kubeconfig
+
+	code, stdout, stderr := runMain(t, "lint", "--namespace", ns, "--kubeconfig", kubeconfig)
+	if code != 0 || !strings.Contains(stdout, "no findings") {
+		t.Fatalf("empty namespace: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}}}
+	zero := int32(0)
+	labels := map[string]string{"app": "lint-it"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "lint-it"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &zero, // no pod, no image
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "probegate/none:dev", ImagePullPolicy: corev1.PullNever,
+					Ports:         []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+					LivenessProbe: probe, ReadinessProbe: probe,
+				}}},
+			},
+		},
+	}
+	if _, err := env.Client.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runMain(t, "lint", "--namespace", ns, "--kubeconfig", kubeconfig, "-o", "json")
+	if code != 1 {
+		t.Fatalf("identical probes: exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	var doc struct {
+		Findings []struct {
+			RuleID string `json:"ruleId"`
+			Object string `json:"object"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range doc.Findings {
+		found = found || (f.RuleID == "PG001" && f.Object == "deployment/lint-it")
+	}
+	if !found {
+		t.Errorf("no PG001 on deployment/lint-it: %s", stdout)
+	}
+
+	code, _, stderr = runMain(t, "lint", "--namespace", ns, "--kubeconfig", kubeconfig, "--context", "no-such-context")
+	if code != 2 || !strings.Contains(stderr, "no-such-context") {
+		t.Errorf("unknown context: exit %d, stderr %q", code, stderr)
 	}
 }
