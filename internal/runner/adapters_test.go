@@ -1,0 +1,55 @@
+package runner
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// The load adapter drives real HTTP load through loadgen and hands back every request.
+func TestVegetaLoadRecordsEveryRequest(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Probegate-Pod", "target-a")
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	tl := timeline.New(time.Now())
+	run, err := VegetaLoad{}.Start(context.Background(), LoadSpec{URL: srv.URL + "/work", Rate: 40, Duration: time.Second, KeepAlive: true, Timeout: time.Second}, tl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := run.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) < 30 || len(reqs) > 41 {
+		t.Fatalf("%d requests recorded for 40 rps × 1 s", len(reqs))
+	}
+	for _, r := range reqs {
+		if !r.OK() || r.Pod != "target-a" {
+			t.Fatalf("request %+v", r)
+		}
+	}
+	if len(tl.Filter(timeline.KindLoad)) == 0 {
+		t.Errorf("no load windows on the timeline")
+	}
+}
+
+func TestReadyEndpointsFromTimeline(t *testing.T) {
+	ready := &timeline.EndpointState{Ready: true, Serving: true}
+	term := &timeline.EndpointState{Serving: true, Terminating: true}
+	entries := []timeline.Entry{
+		{Pod: "a", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
+		{Pod: "b", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
+		{Pod: "c", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
+		{Pod: "b", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointChanged, From: ready, To: term}},
+		{Pod: "c", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointRemoved, From: ready}},
+	}
+	if n := ReadyEndpoints(entries); n != 1 {
+		t.Fatalf("ready endpoints = %d, want 1", n)
+	}
+}
