@@ -21,6 +21,14 @@ func writeRunInput(t *testing.T, name, body string) string {
 func TestRunBadInputExitsTwoWithOneLine(t *testing.T) {
 	badScenario := writeRunInput(t, "mine.yaml", "name: mine\nload:\n  rate: fast\n  duration: 10s\nexpect: [no-liveness-restarts]\n")
 	badTarget := writeRunInput(t, "target.yaml", "name: app\nport: 8080\n")
+	// A kubeconfig whose API server does not answer (nothing listens on 127.0.0.1:1).
+	deadCluster := writeRunInput(t, "kubeconfig", `apiVersion: v1
+kind: Config
+clusters: [{name: dead, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: dead, context: {cluster: dead, user: u}}]
+current-context: dead
+`)
 	cases := []struct {
 		name string
 		args []string
@@ -32,6 +40,8 @@ func TestRunBadInputExitsTwoWithOneLine(t *testing.T) {
 		{"missing scenario file", []string{"run", "--scenario", "/nonexistent/x.yaml"}, "probegate: read scenario: open /nonexistent/x.yaml"},
 		{"bad target file", []string{"run", "--target", badTarget}, "probegate: " + badTarget + ":1: image: set image (probegate deploys it) or deployment (an existing one)"},
 		{"variant with target", []string{"run", "--target", badTarget, "--variant", "good"}, "probegate: --variant selects a bundled fixture variant"},
+		{"unreachable cluster", []string{"run", "--scenario", "db-slowness", "--kubeconfig", deadCluster}, "probegate: cluster https://127.0.0.1:1 is unreachable: "},
+		{"missing kubeconfig", []string{"run", "--kubeconfig", "/nonexistent/kubeconfig"}, "probegate: load kubeconfig /nonexistent/kubeconfig: "},
 		{"bad parallel", []string{"run", "--parallel", "0"}, "probegate: --parallel 0: must be at least 1"},
 		{"unknown flag", []string{"run", "--bogus"}, "probegate: unknown flag: --bogus"},
 		{"list bad output", []string{"list", "-o", "json"}, `probegate: -o "json": want name or wide`},
