@@ -107,6 +107,11 @@ func TestRulesDocumented(t *testing.T) {
 		if r.Scenario == "" && r.ConfirmNote == "" {
 			t.Errorf("rule %s names no confirming scenario and no confirm note", r.ID)
 		}
+		if r.Scenario != "" {
+			if _, err := os.Stat(filepath.Join("..", "..", "scenarios", r.Scenario+".yaml")); err != nil {
+				t.Errorf("rule %s confirms with scenario %q, which the catalogue lacks: %v", r.ID, r.Scenario, err)
+			}
+		}
 		if _, err := os.Stat(filepath.Join("testdata", "rules", r.Name)); err != nil {
 			t.Errorf("rule %s has no golden test directory: %v", r.ID, err)
 		}

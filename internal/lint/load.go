@@ -35,6 +35,9 @@ func LoadPaths(paths []string, stdin io.Reader) (*Inventory, error) {
 	inv := &Inventory{}
 	for _, p := range paths {
 		if p == "-" {
+			if stdin == nil {
+				return nil, &InputError{Pos: Position{File: "<stdin>"}, Msg: "no standard input to read"}
+			}
 			data, err := io.ReadAll(stdin)
 			if err != nil {
 				return nil, &InputError{Pos: Position{File: "<stdin>"}, Msg: fmt.Sprintf("read: %v", err)}

@@ -1,0 +1,40 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// rulesMarkdown renders the rule reference: a table, then each rule's explanation, fix and
+// confirming scenario, exactly as the code states them.
+func rulesMarkdown() []byte {
+	var b strings.Builder
+	b.WriteString("# probegate lint rules\n\n")
+	b.WriteString("Generated from the rule files by `go test ./internal/lint -run TestRulesMarkdown -update`; ")
+	b.WriteString("`probegate lint --explain ID` prints the same text.\n\n")
+	b.WriteString("Severities: error, warning, info. `--fail-on` (default `warning`) sets the lowest severity that ")
+	b.WriteString("makes `probegate lint` exit 1; `--fail-on none` never fails. Exit 2 is bad input.\n\n")
+	b.WriteString("| ID | name | severity | confirmed by |\n| --- | --- | --- | --- |\n")
+	for _, r := range Rules() {
+		confirm := "—"
+		if r.Scenario != "" {
+			confirm = "`" + r.Scenario + "`"
+		}
+		fmt.Fprintf(&b, "| %s | [%s](#%s) | %s | %s |\n", r.ID, r.Name, strings.ToLower(r.ID)+"-"+r.Name, r.Severity, confirm)
+	}
+	for _, r := range Rules() {
+		fmt.Fprintf(&b, "\n## %s %s\n\n%s (default severity: %s).\n\n%s\n\n**Fix.** %s\n\n", r.ID, r.Name, r.Summary, r.Severity, r.Explanation, r.Fix)
+		if r.Scenario != "" {
+			fmt.Fprintf(&b, "**Confirm.** `probegate run --scenario %s --target <target file>` (or `--variant NAME` for a bundled fixture).\n", r.Scenario)
+		} else {
+			fmt.Fprintf(&b, "**Confirm.** %s.\n", r.ConfirmNote)
+		}
+	}
+	return []byte(b.String())
+}
+
+// TestRulesMarkdown keeps RULES.md in step with the rules.
+func TestRulesMarkdown(t *testing.T) {
+	golden(t, "RULES.md", rulesMarkdown())
+}
