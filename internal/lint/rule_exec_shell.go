@@ -44,8 +44,11 @@ func checkExecShell(ctx *Context, w *Workload) []Finding {
 			default:
 				return
 			}
-			f := r.finding(ctx, w, w.AtContainer(c, path...), c.Name, "container %q: %s; image %q %s",
-				c.Name, msg, c.Image, map[bool]string{true: "looks minimal (distroless/scratch) and has none", false: "may not have it"}[minimal])
+			image := "may not have it"
+			if minimal {
+				image = "looks minimal (distroless/scratch) and has none"
+			}
+			f := r.finding(ctx, w, w.AtContainer(c, path...), c.Name, "container %q: %s; image %q %s", c.Name, msg, c.Image, image)
 			if minimal {
 				f.Severity = Error
 			}
