@@ -123,5 +123,6 @@ docker build -q -t "$image" "$work/ctx-final" >/dev/null || die "finalising the 
 docker tag "$image" "probegate/node:$KUBE_VERSION"
 docker rmi "probegate/node-stage:$key" "probegate/node-base:$key" >/dev/null 2>&1 || true
 size=$(docker image inspect -f '{{.Size}}' "$image")
+echo "$(( $(date +%s) - start ))" >"$PROBEGATE_CACHE/node-image-build-seconds"
 log "node image $image built in $(( $(date +%s) - start ))s, size $(( size / 1024 / 1024 )) MiB"
 echo "$image"
