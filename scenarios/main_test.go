@@ -43,7 +43,7 @@ type suiteEnv struct {
 	runner  *runner.Runner
 	cat     *scenario.Catalogue
 	matrix  *scenario.Matrix
-	slots   chan int
+	slots   *runner.SlotPool
 	serial  sync.RWMutex // parallel scenarios hold it shared, the others exclusively
 	mu      sync.Mutex
 	reports []reports.ScenarioReport
@@ -92,14 +92,8 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 			return ctx, err
 		}
 	}
-	s := &suiteEnv{
-		runner: &runner.Runner{Cluster: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: cluster.Slots, Slots: cluster.Slots}},
-		cat:    cat, matrix: matrix, slots: make(chan int, cluster.Slots), started: time.Now(),
-	}
-	for i := 0; i < cluster.Slots; i++ {
-		s.slots <- i
-	}
-	suite = s
+	r := &runner.Runner{Cluster: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: cluster.Slots, Slots: cluster.Slots}}
+	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, slots: r.SlotPool(cluster.Slots), started: time.Now()}
 	return ctx, nil
 }
 
@@ -112,8 +106,11 @@ func (s *suiteEnv) run(ctx context.Context, sc *scenario.Scenario) *reports.Scen
 		s.serial.Lock()
 		defer s.serial.Unlock()
 	}
-	slot := <-s.slots
-	defer func() { s.slots <- slot }()
+	slot, err := s.slots.Acquire(ctx)
+	if err != nil {
+		return &reports.ScenarioReport{Name: sc.Name, Error: err.Error()}
+	}
+	defer s.slots.Release(slot)
 	rep, _ := s.runner.Run(ctx, sc, slot)
 	rep.Replay = runner.ReplayCommand(rep, nil)
 	s.mu.Lock()

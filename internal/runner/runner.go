@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,9 @@ type Runner struct {
 	Cluster *Cluster
 	Kit     Kit
 	Opts    Options
+
+	poolOnce sync.Once
+	pool     *SlotPool
 }
 
 // Run executes one scenario in its own namespace using port slot slot, and returns its report. The

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/reports"
 )
@@ -33,32 +34,49 @@ func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports
 	}
 	sort.SliceStable(together, func(a, b int) bool { return scs[together[a]].Span() > scs[together[b]].Span() })
 
-	run := func(i, slot int) {
+	pool := r.SlotPool(width)
+	run := func(i int) {
 		if err := ctx.Err(); err != nil {
 			out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: "not run: " + context.Cause(ctx).Error()}
 			return
 		}
+		slot, err := pool.Acquire(ctx)
+		if err != nil {
+			out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: err.Error()}
+			return
+		}
+		defer pool.Release(slot)
 		rep, _ := r.Run(ctx, scs[i], slot)
 		out[i] = *rep
 	}
 
-	slots := make(chan int, width)
-	for s := 0; s < width; s++ {
-		slots <- s
-	}
 	var wg sync.WaitGroup
+	started := make(chan struct{}, width)
 	for _, i := range together {
-		slot := <-slots
+		started <- struct{}{} // at most width goroutines waiting for or holding a slot
 		wg.Add(1)
-		go func(i, slot int) {
+		go func(i int) {
 			defer wg.Done()
-			defer func() { slots <- slot }()
-			run(i, slot)
-		}(i, slot)
+			defer func() { <-started }()
+			run(i)
+		}(i)
 	}
 	wg.Wait()
 	for _, i := range alone {
-		run(i, 0)
+		run(i)
 	}
 	return out
+}
+
+// SlotPool returns the runner's port-slot pool, creating it for width concurrent runs.
+func (r *Runner) SlotPool(width int) *SlotPool {
+	r.poolOnce.Do(func() {
+		slots := r.Opts.Slots
+		if slots <= 0 {
+			slots = cluster.Slots
+		}
+		r.pool = &SlotPool{Client: r.Cluster.Client, Slots: slots, Width: width,
+			TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
+	})
+	return r.pool
 }

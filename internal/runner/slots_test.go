@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/probegate/probegate/internal/cluster"
+)
+
+// Slots used by another process's Services on the cluster are skipped; Width bounds this
+// process's claims and Release frees a slot for a waiting Acquire.
+func TestSlotPool(t *testing.T) {
+	busy := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "toxiproxy-api", Namespace: "other"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8474, NodePort: cluster.ToxiproxyNodePort(0)}}}}
+	p := &SlotPool{Client: fake.NewClientset(busy), Slots: 4, Width: 2, Poll: 10 * time.Millisecond,
+		TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
+	ctx := context.Background()
+	a, err := p.Acquire(ctx)
+	if err != nil || a != 1 {
+		t.Fatalf("first slot = %d, %v; want 1 (0 is used on the cluster)", a, err)
+	}
+	b, _ := p.Acquire(ctx)
+	if b != 2 {
+		t.Fatalf("second slot = %d, want 2", b)
+	}
+	got := make(chan int)
+	go func() {
+		s, _ := p.Acquire(ctx)
+		got <- s
+	}()
+	select {
+	case s := <-got:
+		t.Fatalf("a third slot (%d) was handed out beyond Width 2", s)
+	case <-time.After(50 * time.Millisecond):
+	}
+	p.Release(a)
+	if s := <-got; s != 1 {
+		t.Fatalf("after release got slot %d, want 1", s)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := p.Acquire(cctx); err == nil {
+		t.Fatalf("Acquire on a cancelled context with no free slot succeeded")
+	}
+}
