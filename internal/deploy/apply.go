@@ -23,57 +23,46 @@ func ensureNamespace(ctx context.Context, client kubernetes.Interface, ns string
 	return nil
 }
 
-// apply creates obj, or replaces the existing object of the same name (keeping what the server owns).
+// apply creates obj, or replaces the existing object of the same name (keeping what the server
+// owns). It looks first: creating a NodePort Service that exists fails on the port allocation, not
+// with AlreadyExists.
 func apply(ctx context.Context, client kubernetes.Interface, obj runtime.Object) error {
+	var kind, name string
+	var err error
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
+		kind, name = "ConfigMap", o.Name
 		api := client.CoreV1().ConfigMaps(o.Namespace)
-		return upsert(ctx, "ConfigMap", o.Name,
-			func() error { _, err := api.Create(ctx, o, metav1.CreateOptions{}); return err },
-			func() error {
-				cur, err := api.Get(ctx, o.Name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				o.ResourceVersion = cur.ResourceVersion
-				_, err = api.Update(ctx, o, metav1.UpdateOptions{})
-				return err
-			})
+		var cur *corev1.ConfigMap
+		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, o, metav1.CreateOptions{})
+		} else if err == nil {
+			o.ResourceVersion = cur.ResourceVersion
+			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
+		}
 	case *corev1.Service:
+		kind, name = "Service", o.Name
 		api := client.CoreV1().Services(o.Namespace)
-		return upsert(ctx, "Service", o.Name,
-			func() error { _, err := api.Create(ctx, o, metav1.CreateOptions{}); return err },
-			func() error {
-				cur, err := api.Get(ctx, o.Name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				o.ResourceVersion = cur.ResourceVersion
-				o.Spec.ClusterIP, o.Spec.ClusterIPs = cur.Spec.ClusterIP, cur.Spec.ClusterIPs
-				_, err = api.Update(ctx, o, metav1.UpdateOptions{})
-				return err
-			})
+		var cur *corev1.Service
+		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, o, metav1.CreateOptions{})
+		} else if err == nil {
+			o.ResourceVersion = cur.ResourceVersion
+			o.Spec.ClusterIP, o.Spec.ClusterIPs = cur.Spec.ClusterIP, cur.Spec.ClusterIPs
+			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
+		}
 	case *appsv1.Deployment:
+		kind, name = "Deployment", o.Name
 		api := client.AppsV1().Deployments(o.Namespace)
-		return upsert(ctx, "Deployment", o.Name,
-			func() error { _, err := api.Create(ctx, o, metav1.CreateOptions{}); return err },
-			func() error {
-				cur, err := api.Get(ctx, o.Name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				o.ResourceVersion = cur.ResourceVersion
-				_, err = api.Update(ctx, o, metav1.UpdateOptions{})
-				return err
-			})
-	}
-	return fmt.Errorf("apply: unsupported object %T", obj)
-}
-
-func upsert(_ context.Context, kind, name string, create, update func() error) error {
-	err := create()
-	if apierrors.IsAlreadyExists(err) {
-		err = update()
+		var cur *appsv1.Deployment
+		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, o, metav1.CreateOptions{})
+		} else if err == nil {
+			o.ResourceVersion = cur.ResourceVersion
+			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
+		}
+	default:
+		return fmt.Errorf("apply: unsupported object %T", obj)
 	}
 	if err != nil {
 		return fmt.Errorf("apply %s %s: %w", kind, name, err)

@@ -46,6 +46,7 @@ func Install(ctx context.Context, client kubernetes.Interface, opts Options) (En
 	}
 	steps := []step{
 		{"deployment " + opts.Namespace + "/" + TargetName, deploymentReady(client, opts.Namespace, TargetName, opts.Replicas)},
+		{"pods of deployment " + opts.Namespace + "/" + TargetName, podsSettled(client, opts.Namespace, TargetSelector, opts.Replicas)},
 		{"endpoints of service " + opts.Namespace + "/" + TargetName, endpointsReady(client, opts.Namespace, TargetName, opts.Replicas)},
 	}
 	if ep.TargetURL != "" {

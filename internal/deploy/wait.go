@@ -121,6 +121,19 @@ func firstLine(s string) string {
 	return s
 }
 
+// podsSettled reports whether exactly want pods match selector, so that no pod of a previous
+// variant or rollout is still terminating when Install returns.
+func podsSettled(client kubernetes.Interface, ns, selector string, want int32) func(context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, "", err
+		}
+		n := int32(len(pods.Items))
+		return n == want, fmt.Sprintf("%d pods, want %d (old pods still terminating)", n, want), nil
+	}
+}
+
 // endpointsReady reports whether the Service's EndpointSlices list want ready, non-terminating
 // endpoints: the point at which kube-proxy routes to every replica.
 func endpointsReady(client kubernetes.Interface, ns, svc string, want int32) func(context.Context) (bool, string, error) {
