@@ -92,3 +92,13 @@ func (r *Result) explainRestart(entries []timeline.Entry, e timeline.Entry) {
 		r.add(atEntry(p.T, p.Seq, "%s: %s (×%d)", e.Pod, p.Probe.Message, p.Probe.Count))
 	}
 }
+
+// firstProbeFailure returns pod's first probe failure of the given kind at or after t.
+func firstProbeFailure(entries []timeline.Entry, pod, probe string, t time.Duration) (timeline.Entry, bool) {
+	for _, e := range entries {
+		if e.T >= t && e.Kind == timeline.KindProbe && e.Probe != nil && e.Pod == pod && e.Probe.Probe == probe {
+			return e, true
+		}
+	}
+	return timeline.Entry{}, false
+}

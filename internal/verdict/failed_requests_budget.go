@@ -142,6 +142,10 @@ func newFailureClassifier(in Input, allow time.Duration) *failureClassifier {
 		}
 		first := end
 		for _, pod := range faultTargets(Input{}, f, c.eps) {
+			if !c.eps.at(pod, f.Start).serving() {
+				first = f.Start // already out of rotation: nothing left to detect
+				break
+			}
 			if w, ok := c.eps.withdrawal(pod, f.Start); ok && w.T < first {
 				first = w.T
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 func init() {
@@ -47,6 +49,7 @@ func judgeReadinessWithdrawn(in Input) Result {
 	eps := buildEndpoints(in.Entries)
 	var observed []string
 	var worst float64
+	var why []Evidence // the kubelet's words, listed after the withdrawals
 	for _, f := range faults {
 		targets := faultTargets(in, f, eps)
 		need := in.Params.Int("min-withdrawn", len(targets))
@@ -63,6 +66,9 @@ func judgeReadinessWithdrawn(in Input) Result {
 		for _, pod := range targets {
 			r.window("readiness withdrawal", pod, f.Start+w.Min, f.Start+deadline, w.Explain)
 			s, ok := eps.withdrawal(pod, f.Start)
+			if p, found := firstProbeFailure(in.Entries, pod, timeline.ProbeReadiness, f.Start); found && (!ok || p.T <= s.T) {
+				why = append(why, atEntry(p.T, p.Seq, "%s: first readiness probe failure %s after the fault: %s", pod, dur(p.T-f.Start), p.Probe.Message))
+			}
 			if !ok {
 				r.add(atEntry(f.Start, f.StartSeq, "%s injected; %s's endpoint never went ready=false", f.Type, pod))
 				observed = append(observed, pod+": never withdrawn")
@@ -85,6 +91,9 @@ func judgeReadinessWithdrawn(in Input) Result {
 			r.failAt(f.Start + deadline)
 		}
 		observed = append(observed, fmt.Sprintf("%s: %d of %d target pods withdrawn in window (need %d)", f.Type, inWindow, len(targets), need))
+	}
+	for _, ev := range why {
+		r.add(ev)
 	}
 	r.Observed = strings.Join(observed, "; ")
 	r.figure("withdrawn_after_s", worst)

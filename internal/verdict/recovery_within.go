@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -11,11 +12,11 @@ func init() {
 		Name:  "recovery-within",
 		Title: "All endpoints are ready again within a bound after the fault ends",
 		Doc: "After each fault is reverted (or, for a one-shot fault such as a pod deletion, after it happened), the " +
-			"number of ready endpoints is back to its pre-fault count within the bound and stays there. A fault " +
-			"followed by the next one before recovery was due is judged together with it.",
+			"number of ready endpoints is back to its pre-fault count within the bound; later dips are listed, not failed. " +
+			"A fault followed by the next one before recovery was due is judged together with it.",
 		Params: []ParamSpec{
 			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline (plus the startup budget for one-shot faults)"},
-			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the count when the fault started"},
+			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the most ready at once between the load's start and the fault"},
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 		},
 		Judge: judgeRecoveryWithin,
@@ -41,7 +42,7 @@ func judgeRecoveryWithin(in Input) Result {
 		ref := f.End
 		within, basis := recoveryBound(in, f)
 		expected = append(expected, fmt.Sprintf("%s: recovered ≤ %s after %s (%s)", f.Type, dur(within), refWords(f), basis))
-		need := in.Params.Int("replicas", len(eps.readyAt(f.Start-1)))
+		need := in.Params.Int("replicas", baseline(in, eps, steps, f.Start))
 		if carried > 0 {
 			need, carried = carried, 0 // a chain of faults recovers to the count before its first
 		}
@@ -50,21 +51,45 @@ func judgeRecoveryWithin(in Input) Result {
 			until = faults[i+1].Start
 		}
 		r.window("recovery", "", ref, ref+within, basis)
-		// Recovery is the last rise to ≥ need in [ref, until]; none needed if the count never dipped.
-		recovered, seq := ref, int64(0)
+		if need == 0 {
+			r.failAt(f.Start)
+			r.add(atEntry(f.Start, f.StartSeq, "%s: no endpoint was ready before the fault", f.Type))
+			observed = append(observed, fmt.Sprintf("%s: no ready endpoint before the fault to recover to", f.Type))
+			continue
+		}
+		// Recovery is the first rise back to ≥ need after the count is first below need at or after
+		// ref (none needed when it never drops). Later dips are listed, not failed: other rules judge them.
 		low := len(eps.readyAt(ref)) < need
+		found := false
+		recovered, seq := ref, int64(0)
+		laterDips := 0
 		for _, s := range steps {
-			if s.T < ref || s.T > until {
+			if s.T <= ref || s.T > until {
 				continue
 			}
-			if len(s.Ready) < need {
-				low = true
-			} else if low {
-				low = false
+			switch n := len(s.Ready); {
+			case !found && low && n >= need:
+				found, low = true, false
 				recovered, seq = s.T, s.Seq
+			case !found && !low && n < need:
+				low = true
+			case found && !low && n < need:
+				low = true
+				laterDips++
+				if laterDips == 1 {
+					r.add(atEntry(s.T, s.Seq, "%s: down to %d ready again %s after recovering (after %s changed)", f.Type, n, dur(s.T-recovered), s.Pod))
+				}
+			case found && low && n >= need:
+				low = false
 			}
 		}
-		if low && i+1 < len(faults) && faults[i+1].Start <= ref+within {
+		if !found && !low {
+			found = true // never dropped below need
+		}
+		if laterDips > 0 {
+			r.figure("later_dips", float64(laterDips))
+		}
+		if !found && i+1 < len(faults) && faults[i+1].Start <= ref+within {
 			// The next fault came before recovery was due: the chain is judged by its last fault.
 			r.add(atEntry(faults[i+1].Start, faults[i+1].StartSeq, "%s started again %s after %s, before %d endpoints were back: judged with the next fault",
 				faults[i+1].Type, dur(faults[i+1].Start-ref), refWords(f), need))
@@ -72,7 +97,7 @@ func judgeRecoveryWithin(in Input) Result {
 			carried = need
 			continue
 		}
-		if low {
+		if !found {
 			r.failAt(ref + within)
 			r.add(atEntry(ref, f.EndSeq, "%s ended; %d ready endpoints never came back (%d at %s)", f.Type, need, len(eps.readyAt(until)), dur(until)))
 			observed = append(observed, fmt.Sprintf("%s: not recovered by %s", f.Type, dur(until)))
@@ -102,6 +127,23 @@ func judgeRecoveryWithin(in Input) Result {
 	r.Observed = strings.Join(observed, "; ")
 	r.figure("recovery_s", secs(worst))
 	return r
+}
+
+// baseline is the most endpoints ready at once from the load's start (else the first change) up to
+// the fault's start: the healthy count to recover to.
+func baseline(in Input, eps endpointHistory, steps []readyStep, before time.Duration) int {
+	from := time.Duration(math.MinInt64)
+	best := 0
+	if load, ok := in.loadSpan(); ok && load.Start < before {
+		from = load.Start
+		best = len(eps.readyAt(from))
+	}
+	for _, s := range steps {
+		if s.T >= from && s.T < before {
+			best = max(best, len(s.Ready))
+		}
+	}
+	return best
 }
 
 func refWords(f FaultWindow) string {

@@ -31,7 +31,8 @@ type ruleCase struct {
 	run      *vt.Builder
 	want     verdict.Status
 	observed string        // substring of Observed
-	at       time.Duration // when want is Fail: the expected At (-1: don't check)
+	at       time.Duration // when want is Fail: the expected At
+	evidence string        // substring of some evidence note
 	figures  map[string]float64
 }
 
@@ -70,6 +71,10 @@ func TestRules(t *testing.T) {
 		// readiness-withdrawn-in-window: [1s, 3s] + 2s propagation = by 5s
 		{name: "withdrawn in window", rule: "readiness-withdrawn-in-window",
 			run: base().Inject(10*s, "stall", "a").NotReady(13*s, "a"), want: verdict.Pass, observed: "1 of 1"},
+		{name: "withdrawn in window, explained", rule: "readiness-withdrawn-in-window",
+			run: base().Inject(10*s, "stall", "a").ProbeFailed(ms(11200), "a", timeline.ProbeReadiness, "Readiness probe failed: HTTP probe failed with statuscode: 503").
+				NotReady(13*s, "a"),
+			want: verdict.Pass, evidence: "first readiness probe failure 1.2s after the fault: Readiness probe failed"},
 		{name: "withdrawn late", rule: "readiness-withdrawn-in-window",
 			run: base().Inject(10*s, "stall", "a").NotReady(ms(16500), "a"), want: verdict.Fail, at: 15 * s, observed: "0 of 1"},
 		{name: "withdrawn too early", rule: "readiness-withdrawn-in-window",
@@ -178,6 +183,18 @@ func TestRules(t *testing.T) {
 			run: base().Inject(10*s, "db-down", "").NotReady(12*s, "a").Revert(13*s, "db-down", "").
 				Inject(18*s, "db-down", "").Ready(19*s, "a").Revert(21*s, "db-down", ""),
 			want: verdict.Fail, at: 16 * s},
+		{name: "later dip listed, not failed", rule: "recovery-within",
+			run: base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(20*s, "db-latency", "").Ready(22*s, "a").
+				NotReady(30*s, "b"),
+			want: verdict.Pass, figures: map[string]float64{"recovery_s": 2, "later_dips": 1}},
+		{name: "baseline from before an earlier outage", rule: "recovery-within",
+			run: base().NotReady(8*s, "a", "b", "c").Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").
+				Ready(12*s, "b", "c").Created(11*s, "d").Ready(15*s, "d"),
+			want: verdict.Pass, figures: map[string]float64{"recovery_s": 5}},
+		{name: "baseline not reached", rule: "recovery-within",
+			run: base().NotReady(8*s, "a", "b", "c").Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").
+				Ready(12*s, "b", "c"),
+			want: verdict.Fail, at: 44 * s, observed: "not recovered"},
 		{name: "within param", rule: "recovery-within", params: map[string]string{"within": "1s"},
 			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(20*s, "db-latency", "").Ready(22*s, "a"),
 			want: verdict.Fail, at: 22 * s},
@@ -224,6 +241,15 @@ func TestRules(t *testing.T) {
 			}
 			if tc.observed != "" && !strings.Contains(res.Observed, tc.observed) {
 				t.Errorf("observed %q does not contain %q", res.Observed, tc.observed)
+			}
+			if tc.evidence != "" {
+				found := false
+				for _, ev := range res.Evidence {
+					found = found || strings.Contains(ev.Note, tc.evidence)
+				}
+				if !found {
+					t.Errorf("no evidence note contains %q\n%s", tc.evidence, dump())
+				}
 			}
 			for k, v := range tc.figures {
 				if got, ok := res.Figures[k]; !ok || got != v {
