@@ -68,7 +68,7 @@ Exit codes: 0 every verdict passed, 1 a verdict failed, 2 bad input or a harness
 	fl.Int64Var(&f.seed, "seed", 0, "seed for every random choice (default: each scenario's own)")
 	fl.StringVar(&f.out, "out", "", "report directory (default _out/run-<time>)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run on this existing cluster instead of the local kind cluster")
-	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run side by side in their own namespaces (default: the cluster's port slots)")
+	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run side by side in their own namespaces (default: one per CPU, 2 to 4)")
 	fl.BoolVar(&f.keep, "keep", false, "keep each scenario's namespace after the run")
 	return cmd
 }

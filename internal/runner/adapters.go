@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/deploy"
@@ -130,6 +131,8 @@ func (r *vegetaRun) Wait() ([]timeline.Request, error) {
 type FixtureDeployer struct {
 	Kind   *cluster.Cluster
 	Logger *slog.Logger
+	// Timeout bounds each install (deploy's default when 0).
+	Timeout time.Duration
 }
 
 // Preflight implements Preflighter: every image the variants need must be built, and on kind it is
@@ -161,6 +164,7 @@ func (d FixtureDeployer) Install(ctx context.Context, c *Cluster, req InstallReq
 	}
 	opts := deploy.Options{
 		Namespace: req.Namespace, Variant: req.Variant, Slot: req.Slot, Replicas: int32(req.Replicas), Log: d.Logger,
+		Timeout: d.Timeout,
 	}
 	if req.Bootstrap > 0 {
 		opts.Env = map[string]string{"BOOTSTRAP_DURATION": req.Bootstrap.String()}
