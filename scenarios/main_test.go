@@ -92,8 +92,8 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 			return ctx, err
 		}
 	}
-	r := &runner.Runner{Cluster: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: cluster.Slots, Slots: cluster.Slots}}
-	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, slots: r.SlotPool(cluster.Slots), started: time.Now()}
+	r := &runner.Runner{Cluster: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: runner.DefaultParallel(), Slots: cluster.Slots}}
+	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, slots: r.SlotPool(runner.DefaultParallel()), started: time.Now()}
 	return ctx, nil
 }
 
