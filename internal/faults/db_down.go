@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 )
@@ -78,16 +79,14 @@ func (f *DBDown) observe(ctx context.Context, active bool) {
 	if f.probe == nil {
 		return
 	}
+	if !active {
+		observeRecovery(ctx, f.Recorder, f.proxy, f.probe, func(_ time.Duration, err error) bool { return err == nil })
+		return
+	}
 	d, err := f.probe.Measure(ctx)
-	ok, what := err != nil, "no answer"
-	if active && err == nil {
+	what := "no answer"
+	if err == nil {
 		what = "the database still answered"
 	}
-	if !active {
-		ok, what = err == nil, "recovered"
-		if err != nil {
-			what = "not recovered yet"
-		}
-	}
-	recordProbe(f.Recorder, f.proxy, f.probe, d, err, ok, what, active)
+	recordProbe(f.Recorder, f.proxy, f.probe, d, err, err != nil, what, true)
 }

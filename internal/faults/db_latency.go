@@ -24,5 +24,6 @@ func NewDBLatency(rec Recorder, client *toxiproxy.Client, proxy string, latency,
 			}
 			return false, "faster than the injected latency"
 		},
+		recovered: func(d time.Duration, err error) bool { return err == nil && d < latency },
 	}
 }

@@ -22,5 +22,6 @@ func NewDBTimeout(rec Recorder, client *toxiproxy.Client, proxy string, closeAft
 			}
 			return false, "the database still answered"
 		},
+		recovered: func(_ time.Duration, err error) bool { return err == nil },
 	}
 }

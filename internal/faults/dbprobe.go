@@ -26,21 +26,27 @@ func StaticEndpoint(addr string) Endpoint {
 }
 
 // PostgresRoundTrip is a DBProbe that speaks just enough of the PostgreSQL protocol to need no
-// credentials: it connects and sends an SSLRequest, which the server answers with one byte ('S' or
-// 'N'). The time from connect to that byte is one real round trip to the database.
+// credentials. It connects and sends an SSLRequest, which the server answers with one byte ('S' or
+// 'N'); that exchange also opens whatever lies between (a port-forward stream, the proxy's upstream
+// connection). It then sends a StartupMessage and times the server's first reply byte
+// (authentication request or error): one clean round trip to the database over an established path.
 type PostgresRoundTrip struct {
 	Endpoint Endpoint
 	Timeout  time.Duration // per measurement; 5s when 0
 	Via      string        // described in observe actions, e.g. "proxy postgres"
+	User     string        // user named in the StartupMessage; "postgres" when empty
 }
 
 func (p PostgresRoundTrip) String() string { return "postgres round trip via " + p.Via }
 
-// sslRequestCode is the PostgreSQL SSLRequest magic (1234 << 16 | 5679).
-const sslRequestCode = 80877103
+// sslRequestCode is the PostgreSQL SSLRequest magic (1234 << 16 | 5679); protocol3 is version 3.0.
+const (
+	sslRequestCode = 80877103
+	protocol3      = 196608
+)
 
-// Measure implements DBProbe. The duration is measured from the start of the TCP connect to the
-// server's reply (or to the failure).
+// Measure implements DBProbe. On success the duration is the StartupMessage round trip; on failure
+// it is the time from the connect to the failure.
 func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 	timeout := p.Timeout
 	if timeout <= 0 {
@@ -63,22 +69,47 @@ func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
+	fail := func(what string, err error) (time.Duration, error) {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return time.Since(start), fmt.Errorf("%s: no reply within %s", what, timeout)
+		}
+		return time.Since(start), fmt.Errorf("%s: %w", what, err)
+	}
 	var req [8]byte
 	binary.BigEndian.PutUint32(req[0:4], 8)
 	binary.BigEndian.PutUint32(req[4:8], sslRequestCode)
 	if _, err := conn.Write(req[:]); err != nil {
-		return time.Since(start), fmt.Errorf("send SSLRequest: %w", err)
+		return fail("send SSLRequest", err)
 	}
 	var reply [1]byte
 	if _, err := io.ReadFull(conn, reply[:]); err != nil {
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			return time.Since(start), fmt.Errorf("no reply within %s", timeout)
-		}
-		return time.Since(start), fmt.Errorf("read reply: %w", err)
+		return fail("SSLRequest", err)
 	}
-	d0 := time.Since(start)
-	if reply[0] != 'S' && reply[0] != 'N' {
-		return d0, fmt.Errorf("unexpected reply %q: not a PostgreSQL server", reply[0])
+	if reply[0] == 'S' {
+		return time.Since(start), nil // the server wants TLS: the first exchange is all we get
 	}
-	return d0, nil
+	if reply[0] != 'N' {
+		return time.Since(start), fmt.Errorf("unexpected reply %q: not a PostgreSQL server", reply[0])
+	}
+	user := p.User
+	if user == "" {
+		user = "postgres"
+	}
+	body := []byte("user\x00" + user + "\x00database\x00postgres\x00\x00")
+	msg := binary.BigEndian.AppendUint32(nil, uint32(8+len(body)))
+	msg = binary.BigEndian.AppendUint32(msg, protocol3)
+	msg = append(msg, body...)
+	sent := time.Now()
+	if _, err := conn.Write(msg); err != nil {
+		return fail("send StartupMessage", err)
+	}
+	if _, err := io.ReadFull(conn, reply[:]); err != nil {
+		return fail("StartupMessage", err)
+	}
+	rtt := time.Since(sent)
+	if reply[0] != 'R' && reply[0] != 'E' {
+		return rtt, fmt.Errorf("unexpected reply %q to StartupMessage", reply[0])
+	}
+	conn.Write([]byte{'X', 0, 0, 0, 4}) // Terminate
+	return rtt, nil
 }

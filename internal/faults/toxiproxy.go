@@ -46,8 +46,9 @@ type toxic struct {
 	attrs  toxiproxy.Attributes
 	params map[string]string
 	probe  DBProbe
-	// effect judges a probe measurement taken while the toxic is active.
-	effect func(d time.Duration, err error) (bool, string)
+	// effect judges a probe measurement taken while the toxic is active; recovered one taken after.
+	effect    func(d time.Duration, err error) (bool, string)
+	recovered func(d time.Duration, err error) bool
 }
 
 func (t *toxic) Type() string { return t.Recorder.Type }
@@ -100,15 +101,41 @@ func (t *toxic) observe(ctx context.Context, active bool) {
 	if t.probe == nil {
 		return
 	}
+	if !active {
+		observeRecovery(ctx, t.Recorder, t.proxy, t.probe, t.recovered)
+		return
+	}
 	d, err := t.probe.Measure(ctx)
 	ok, what := t.effect(d, err)
-	if !active {
-		ok, what = err == nil, "recovered"
-		if err != nil {
-			what = "not recovered yet"
+	recordProbe(t.Recorder, t.proxy, t.probe, d, err, ok, what, true)
+}
+
+// recoveryAttempts and recoveryPause bound how long a DB fault's revert waits to see the database
+// healthy again through the proxy.
+var (
+	recoveryAttempts = 5
+	recoveryPause    = time.Second
+)
+
+// observeRecovery measures until healthy says the database is back (or the attempts run out) and
+// records the last measurement.
+func observeRecovery(ctx context.Context, rec Recorder, target string, probe DBProbe, healthy func(time.Duration, error) bool) {
+	var d time.Duration
+	var err error
+	attempt := 0
+	for attempt < recoveryAttempts {
+		attempt++
+		d, err = probe.Measure(ctx)
+		if healthy(d, err) || attempt == recoveryAttempts || sleepCtx(ctx, recoveryPause) != nil {
+			break
 		}
 	}
-	recordProbe(t.Recorder, t.proxy, t.probe, d, err, ok, what, active)
+	ok := healthy(d, err)
+	what := fmt.Sprintf("recovered, attempt %d", attempt)
+	if !ok {
+		what = fmt.Sprintf("not recovered after %d attempts", attempt)
+	}
+	recordProbe(rec, target, probe, d, err, ok, what, false)
 }
 
 // recordProbe records one DB probe measurement as an observe action.

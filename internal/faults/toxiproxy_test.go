@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -39,6 +40,14 @@ func fakePostgres(t *testing.T) string {
 					return
 				}
 				c.Write([]byte{'N'})
+				var n [4]byte // StartupMessage: length, then the rest
+				if _, err := io.ReadFull(c, n[:]); err != nil {
+					return
+				}
+				if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(n[:]))-4); err != nil {
+					return
+				}
+				c.Write([]byte{'R', 0, 0, 0, 8, 0, 0, 0, 0}) // AuthenticationOk
 				io.Copy(io.Discard, c)
 			}()
 		}
