@@ -207,34 +207,35 @@ func checkVariants(t *testing.T, read variantSource) (gaps []string) {
 // TestFixtureVariants holds the fixture manifests as they are to their expectations: each variant
 // whose anti-pattern shows in its manifest produces that finding, the good manifest produces none,
 // and variants whose anti-pattern lives only in the binary lint exactly like good (logged; only a
-// scenario run tells them apart). Declarations the manifests lack are logged as gaps.
+// scenario run tells them apart). The manifests declare their withdrawal delay, drain time and
+// dependency-check paths, so no anti-pattern may stay invisible for want of a declaration.
 func TestFixtureVariants(t *testing.T) {
-	for _, gap := range checkVariants(t, manifests.Read) {
-		t.Logf("fixture gap (statically invisible until the manifest declares it): %s", gap)
+	if gaps := checkVariants(t, manifests.Read); len(gaps) != 0 {
+		t.Errorf("fixture manifests lack declarations lint needs: %v", gaps)
 	}
 }
 
-// TestFixtureVariantsWithDeclarations adds the declarations the gaps name to copies of the fixture
-// manifests — the withdrawal delay the target implements (WITHDRAWAL_DELAY 5s, DRAIN_BUDGET 10s) on
-// every variant but no-drain, and /health/live as a dependency check on deep-liveness — and checks
-// that every anti-pattern then shows and good stays clean.
-func TestFixtureVariantsWithDeclarations(t *testing.T) {
-	read := func(name string) ([]byte, error) {
-		raw, err := manifests.Read(name)
-		if err != nil {
-			return nil, err
-		}
-		add := ""
-		if name != "no-drain" {
-			add += "        " + AnnotationWithdrawal + ": \"5\"\n        " + AnnotationDrain + ": \"10\"\n"
-		}
-		if name == "deep-liveness" {
-			add += "        " + AnnotationDependencyCheckPaths + ": \"/health/live\"\n"
-		}
-		return injectTemplateAnnotations(t, raw, add), nil
+// TestFixtureVariantsWithoutDeclarations strips nothing from good but removes the withdrawal
+// declaration from a copy: lint must then report the missing withdrawal delay (PG009) on it, which
+// is what makes no-drain (undeclared) distinguishable from good.
+func TestFixtureVariantsWithoutDeclarations(t *testing.T) {
+	raw, err := manifests.Read("good")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if gaps := checkVariants(t, read); len(gaps) != 0 {
-		t.Errorf("gaps remain with the declarations added: %v", gaps)
+	var kept []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		if !strings.Contains(l, AnnotationWithdrawal) {
+			kept = append(kept, l)
+		}
+	}
+	inv, err := Parse("good-undeclared.yaml", []byte(strings.Join(kept, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := NewReport(inv, Config{}, Warning)
+	if !ruleSet(rep.Findings)["PG009"] {
+		t.Errorf("good.yaml without %s: no PG009 finding (got %v)", AnnotationWithdrawal, ruleSet(rep.Findings))
 	}
 }
 

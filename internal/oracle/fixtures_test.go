@@ -37,14 +37,16 @@ func TestBundledTargetWindows(t *testing.T) {
 		name      string
 		got, want time.Duration
 	}{
-		// readiness F=2 × P=1s, timeout 1s → [1s, 3s] + 2s propagation
+		// readiness F=2 × P=1s, timeout 1s, app lag 2.1s (annotation) → [1s, 5.1s] + 2s propagation
 		{"readiness min", o.Readiness.Detection.Min, 1 * s},
-		{"readiness deadline", o.Readiness.Detection.Deadline(), 5 * s},
+		{"readiness deadline", o.Readiness.Detection.Deadline(), 7100 * time.Millisecond},
 		{"readiness recovery deadline", o.Readiness.Recovery.Deadline(), 4 * s},
-		// liveness F=3 × P=5s, timeout 1s → [10s, 16s]; + grace 25s + restart 2s
+		// liveness F=3 × P=5s, timeout 1s, app lag 3s (annotation) → [10s, 19s]; + grace 25s + restart 2s
 		{"liveness min", o.Liveness.Detection.Min, 10 * s},
-		{"liveness max", o.Liveness.Detection.Max, 16 * s},
-		{"liveness restart deadline", o.Liveness.Restart.Deadline(), 43 * s},
+		{"liveness max", o.Liveness.Detection.Max, 19 * s},
+		{"liveness restart deadline", o.Liveness.Restart.Deadline(), 46 * s},
+		// termination: withdrawal 5s + drain 10s + margin 2s, from the annotations
+		{"termination need", o.Termination.Required, 17 * s},
 		// startup F=60 × P=1s
 		{"startup budget", o.Startup.Budget, 60 * s},
 		{"grace", o.Termination.GracePeriod, 25 * s},
