@@ -5,10 +5,12 @@ import (
 
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/observers"
 )
 
 // VerdictJudge is the real Judge: the oracle from the live pod spec (with the scenario's oracle
-// options), then every expected rule from the verdict registry.
+// options), then every expected rule from the verdict registry, over the timeline with every
+// restart's cause re-decided once late events have arrived.
 type VerdictJudge struct{}
 
 // Judge implements Judge.
@@ -22,7 +24,7 @@ func (VerdictJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, erro
 		return nil, nil, err
 	}
 	vin := verdict.Input{
-		Entries:  in.Entries,
+		Entries:  observers.AttributeRestarts(in.Entries),
 		Requests: in.Requests,
 		Oracle:   o,
 		Load:     verdict.Span{Start: in.LoadStart, End: in.LoadEnd},
