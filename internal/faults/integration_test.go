@@ -105,6 +105,25 @@ func waitReady(t *testing.T, ctx context.Context, fenv faults.Env, n int, within
 	}
 }
 
+// waitRolledOut waits until the target Deployment's rollout is complete: every replica updated,
+// ready and no old one left.
+func waitRolledOut(t *testing.T, ctx context.Context, fenv faults.Env, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		d, err := fenv.Client.AppsV1().Deployments(fenv.Namespace).Get(ctx, fenv.Deployment, metav1.GetOptions{})
+		if err == nil && d.Status.ObservedGeneration >= d.Generation && d.Spec.Replicas != nil &&
+			d.Status.UpdatedReplicas == *d.Spec.Replicas && d.Status.Replicas == *d.Spec.Replicas &&
+			d.Status.ReadyReplicas == *d.Spec.Replicas {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rollout of %s not complete after %s: %+v (err %v)", fenv.Deployment, within, d.Status, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // TestIntegrationDBFaults injects db-latency, db-timeout and db-down through toxiproxy on the real
 // cluster, proves each with a round trip to PostgreSQL through the proxy, and proves recovery.
 func TestIntegrationDBFaults(t *testing.T) {
@@ -234,8 +253,8 @@ func TestIntegrationPodDeleteEvictRollingUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustConfirm(t, lastObserve(t, fenv.Timeline, "roll"), "during")
-	time.Sleep(2 * time.Second)
-	waitReady(t, ctx, fenv, 3, 3*time.Minute)
+	waitRolledOut(t, ctx, fenv, 3*time.Minute)
+	waitReady(t, ctx, fenv, 3, time.Minute)
 }
 
 // TestIntegrationColdStart rolls the target with a longer bootstrap, sees the new pods carry it, and
@@ -249,8 +268,8 @@ func TestIntegrationColdStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustConfirm(t, lastObserve(t, fenv.Timeline, "cold"), "during")
-	time.Sleep(2 * time.Second)
-	waitReady(t, ctx, fenv, 3, 4*time.Minute)
+	waitRolledOut(t, ctx, fenv, 4*time.Minute)
+	waitReady(t, ctx, fenv, 3, time.Minute)
 	pods, err := env.Client.CoreV1().Pods(fenv.Namespace).List(ctx, metav1.ListOptions{LabelSelector: fenv.Selector})
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +290,7 @@ func TestIntegrationColdStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustConfirm(t, lastObserve(t, fenv.Timeline, "cold"), "after")
-	waitReady(t, ctx, fenv, 3, 4*time.Minute)
+	waitRolledOut(t, ctx, fenv, 4*time.Minute)
 }
 
 // TestIntegrationLoadAndOverload drives recorded load at the target through its published loopback
@@ -281,7 +300,10 @@ func TestIntegrationLoadAndOverload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	_, fenv, ep := fixture(t, ctx)
-	l, err := loadgen.Start(ctx, loadgen.Config{URL: ep.TargetURL + "/work", Rate: 40, Duration: 9 * time.Second, Timeline: fenv.Timeline})
+	// A fresh connection per request, so kube-proxy spreads them over every pod (kept-alive ones stay
+	// with the pod they first reached).
+	l, err := loadgen.Start(ctx, loadgen.Config{URL: ep.TargetURL + "/work", Rate: 40, Duration: 9 * time.Second,
+		NewConnectionPerRequest: true, Timeline: fenv.Timeline})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +322,7 @@ func TestIntegrationLoadAndOverload(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("sent %d ok %d pods %v errors %v p99 %v", rep.Sent, rep.OK, rep.ByPod, rep.Errors, rep.P99)
-	if len(rep.ByPod) != 3 {
+	if len(rep.ByPod) != 3 || rep.OK != rep.Sent || rep.Reused != 0 {
 		t.Fatalf("requests reached pods %v, want all 3", rep.ByPod)
 	}
 	var rates []string
