@@ -80,11 +80,19 @@ func (t *toxic) Revert(ctx context.Context) error {
 		t.end(false)
 		return nil
 	}
-	p, err := t.client.Proxy(t.proxy)
-	if err == nil {
-		err = p.RemoveToxic(t.name)
-		if apiStatus(err) == 404 {
-			err = nil // already gone
+	// Removing a toxic can block inside toxiproxy while a link is stuck (its API then answers 503
+	// after 25 s; upstream issue Shopify/toxiproxy#558): try again before giving up.
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		var p *toxiproxy.Proxy
+		if p, err = t.client.Proxy(t.proxy); err == nil {
+			err = p.RemoveToxic(t.name)
+			if apiStatus(err) == 404 {
+				err = nil // already gone
+			}
+		}
+		if err == nil || ctx.Err() != nil {
+			break
 		}
 	}
 	if err != nil {
