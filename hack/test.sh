@@ -16,5 +16,10 @@ PROBEGATE_LIFECYCLE=1 go test -count=1 -timeout 60m -run '^TestIntegrationCluste
 echo "== cluster"
 go run ./cmd/probegate cluster create
 trap 'echo "== cluster down"; go run ./cmd/probegate cluster delete' EXIT
-echo "== tests"
-go test -count=1 -timeout 80m -p "${TEST_PARALLEL:-1}" ./...
+echo "== tests (every package but the scenario suite)"
+go test -count=1 -timeout 50m -p "${TEST_PARALLEL:-1}" $(go list ./... | grep -v '/scenarios$')
+echo "== scenario suite: every catalogue scenario against the good target"
+suite='^(TestCatalogueLoads|TestIntegrationScenarios)$'
+# The mutation matrix (each anti-pattern variant must FAIL its verdict) runs with PROBEGATE_MUTATIONS=1.
+if [ "${PROBEGATE_MUTATIONS:-0}" = 1 ]; then suite='^(TestCatalogueLoads|TestIntegrationScenarios|TestIntegrationMutationMatrix)$'; fi
+go test -count=1 -timeout 40m -run "$suite" -v ./scenarios 2>&1 | grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|panic)|harness error|want PASS' ; test "${PIPESTATUS[0]}" = 0
