@@ -5,13 +5,15 @@
 source "$(dirname "$0")/lib/common.sh"
 
 build_lock addons
+# Bump when the go build below changes: every add-on is rebuilt.
+ADDON_RECIPE=1
 out="$PROBEGATE_CACHE/addons"
 mkdir -p "$out/bin"
 
 # build_tool NAME MODULE VERSION PACKAGE: go build PACKAGE (a main package of MODULE@VERSION).
 build_tool() {
   local name=$1 module=$2 version=$3 pkg=$4
-  local key; key=$(printf '%s %s %s\n' "$module" "$version" "$pkg" | cat - "$0" | sha256sum | cut -c1-12)
+  local key; key=$(printf '%s %s %s recipe %s\n' "$module" "$version" "$pkg" "$ADDON_RECIPE" | sha256sum | cut -c1-12)
   if stamp_ok "addon-$name" "$key" && [ -x "$out/bin/$name" ]; then log "$name $version cached"; return; fi
   local mod="$out/mod-$name"
   rm -rf "$mod" && mkdir -p "$mod"

@@ -8,7 +8,9 @@ source "$(dirname "$0")/lib/common.sh"
 build_lock kube
 out="$PROBEGATE_CACHE/kube/$KUBE_VERSION"
 cmds=(kubelet kubeadm kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy)
-key=$(content_hash "$0")
+# The key covers the versions and the build recipe; bump KUBE_RECIPE when the go build changes.
+KUBE_RECIPE=1
+key=$(echo "kube recipe $KUBE_RECIPE" | content_hash /dev/stdin)
 if stamp_ok "kube-$KUBE_VERSION" "$key" && [ -x "$out/bin/kubelet" ]; then
   log "kubernetes $KUBE_VERSION binaries cached in $out/bin"
   exit 0

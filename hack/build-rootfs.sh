@@ -8,7 +8,9 @@ name=$1; shift
 build_lock "rootfs-$name"
 pkgs=$(printf '%s\n' "$@" | sort -u | paste -sd, -)
 out="$PROBEGATE_CACHE/rootfs/$name.tar"
-key=$(printf '%s %s\n' "$DEBIAN_SUITE" "$pkgs" | cat - "$0" | sha256sum | cut -c1-12)
+# The key covers what goes into the tarball; bump ROOTFS_RECIPE when the slimming below changes.
+ROOTFS_RECIPE=1
+key=$(printf '%s %s recipe %s\n' "$DEBIAN_SUITE" "$pkgs" "$ROOTFS_RECIPE" | sha256sum | cut -c1-12)
 if stamp_ok "rootfs-$name" "$key" && [ -f "$out" ]; then
   log "rootfs $name cached ($out)"
   exit 0
