@@ -38,9 +38,13 @@ func TestIntegrationInstallGood(t *testing.T) {
 	}
 	t.Logf("installed in %s: target %s, toxiproxy %s", time.Since(start).Round(time.Millisecond), ep.TargetURL, ep.ToxiproxyURL)
 
+	// Install returns once every endpoint is ready; kube-proxy may take a sync period more to route
+	// to the last one. Keep asking (a new connection each time) until all 3 replicas have answered.
 	pods := map[string]int{}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	for i := 0; i < 60; i++ {
+	deadline := time.Now().Add(30 * time.Second)
+	sent := 0
+	for (sent < 60 || len(pods) < 3) && time.Now().Before(deadline) {
 		resp, err := client.Get(ep.TargetURL + "/work")
 		if err != nil {
 			t.Fatalf("GET /work through the NodePort: %v", err)
@@ -51,10 +55,12 @@ func TestIntegrationInstallGood(t *testing.T) {
 			t.Fatalf("GET /work: %s", resp.Status)
 		}
 		pods[resp.Header.Get("X-Probegate-Pod")]++
+		sent++
 	}
 	if len(pods) != 3 {
-		t.Errorf("60 requests reached pods %v, want all 3 replicas", pods)
+		t.Errorf("%d requests in 30s reached pods %v, want all 3 replicas", sent, pods)
 	}
+	t.Logf("%d requests reached %v", sent, pods)
 
 	proxy, err := toxiclient.NewClient(ep.ToxiproxyURL).Proxy(ep.ToxiproxyProxy)
 	if err != nil {
