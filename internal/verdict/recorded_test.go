@@ -108,10 +108,13 @@ func TestRecordedDBSlowness(t *testing.T) {
 	judgeRecorded(t, "db-slowness", []recordedCase{
 		{rule: "no-liveness-restarts", want: verdict.Pass, figures: map[string]float64{"liveness_restarts": 0}},
 		// Withdrawn 3.58 s, 5.13 s and 5.79 s after the fault; the first readiness probe failures came
-		// 1.2 s after it, the app's own dependency-check lag. Without that lag the 5 s deadline fails…
-		{rule: "readiness-withdrawn-in-window", want: verdict.Fail, figures: map[string]float64{"withdrawn_after_s": 5.789}},
-		// …and with it stated (readiness-lag 1.5 s → deadline 6.5 s) the same run passes.
+		// 1.2 s after it, the app's own dependency-check lag. Without that lag (overridden to 1 ns here,
+		// since the manifest now declares it) the 5 s deadline fails…
+		{rule: "readiness-withdrawn-in-window", opts: oracle.Options{ReadinessLag: 1}, want: verdict.Fail, figures: map[string]float64{"withdrawn_after_s": 5.789}},
+		// …and with it stated (readiness-lag 1.5 s → deadline 6.5 s) the same run passes…
 		{rule: "readiness-withdrawn-in-window", opts: oracle.Options{ReadinessLag: 1500 * 1e6}, want: verdict.Pass},
+		// …as it does with the lag the good manifest declares (2.1 s → deadline 7.1 s).
+		{rule: "readiness-withdrawn-in-window", want: verdict.Pass},
 		// The shared outage withdrew every backend (from 40.19 s to 60.12 s).
 		{rule: "min-ready-endpoints", want: verdict.Fail, figures: map[string]float64{"min_ready": 0}},
 		// All three ready again 1.88 s after the revert; the loaded machine withdrew one again later.
