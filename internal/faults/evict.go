@@ -48,10 +48,8 @@ func (f *Evict) Inject(ctx context.Context) error {
 	}
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: f.Choice.Namespace}}
 	params := map[string]string{}
-	if f.Grace != nil {
-		secs := int64(f.Grace.Seconds())
-		ev.DeleteOptions = &metav1.DeleteOptions{GracePeriodSeconds: &secs}
-		params["grace_s"] = fmt.Sprint(secs)
+	if secs := graceSeconds(f.Grace, params); secs != nil {
+		ev.DeleteOptions = &metav1.DeleteOptions{GracePeriodSeconds: secs}
 	}
 	err = f.Choice.Client.PolicyV1().Evictions(f.Choice.Namespace).Evict(ctx, ev)
 	if apierrors.IsTooManyRequests(err) {

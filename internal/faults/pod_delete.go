@@ -46,11 +46,9 @@ func (f *PodDelete) Inject(ctx context.Context) error {
 	opts := metav1.DeleteOptions{}
 	params := map[string]string{}
 	detail := "delete with the pod's own grace period"
-	if f.Grace != nil {
-		secs := int64(f.Grace.Seconds())
-		opts.GracePeriodSeconds = &secs
-		params["grace_s"] = fmt.Sprint(secs)
-		detail = fmt.Sprintf("delete with grace period %ds", secs)
+	if secs := graceSeconds(f.Grace, params); secs != nil {
+		opts.GracePeriodSeconds = secs
+		detail = fmt.Sprintf("delete with grace period %ds", *secs)
 	} else if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		params["grace_s"] = fmt.Sprint(*g)
 	}
@@ -70,6 +68,17 @@ func (f *PodDelete) Revert(context.Context) error {
 	f.begin(false)
 	f.end(false)
 	return nil
+}
+
+// graceSeconds converts a chosen grace period for the API and records it in params as grace_s;
+// nil when none was chosen (the pod's own applies).
+func graceSeconds(grace *time.Duration, params map[string]string) *int64 {
+	if grace == nil {
+		return nil
+	}
+	secs := int64(grace.Seconds())
+	params["grace_s"] = fmt.Sprint(secs)
+	return &secs
 }
 
 // observeTermination records the pod's deletion as the API shows it: terminating with a grace
