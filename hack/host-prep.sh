@@ -75,7 +75,7 @@ fi
 if ! docker_up; then
   log "starting dockerd (log: $DOCKER_LOG)"
   pgrep -x containerd >/dev/null || true
-  nohup dockerd >>"$DOCKER_LOG" 2>&1 </dev/null &
+  daemonize dockerd >>"$DOCKER_LOG" 2>&1
   for _ in $(seq 60); do docker_up && break; sleep 1; done
   docker_up || { tail -5 "$DOCKER_LOG" >&2; die "dockerd did not start within 60s (log: $DOCKER_LOG)"; }
 fi

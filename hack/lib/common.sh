@@ -39,7 +39,18 @@ build_lock() {
   mkdir -p "$PROBEGATE_CACHE/locks"
   exec {BUILD_LOCK_FD}>"$PROBEGATE_CACHE/locks/$1.lock"
   if ! flock -n "$BUILD_LOCK_FD"; then
-    log "waiting for another $1 build to finish"
-    flock "$BUILD_LOCK_FD"
+    log "waiting for another $1 build to finish (lock: $PROBEGATE_CACHE/locks/$1.lock)"
+    flock -w "${PROBEGATE_LOCK_WAIT:-3600}" "$BUILD_LOCK_FD" \
+      || die "gave up after ${PROBEGATE_LOCK_WAIT:-3600}s waiting for the $1 lock; holders: $(fuser "$PROBEGATE_CACHE/locks/$1.lock" 2>&1 | tr -s ' ')"
+  fi
+}
+
+# daemonize CMD... starts a long-lived process with the build lock's descriptor closed, so the daemon does
+# not hold the lock for the rest of its life (a dockerd that inherits it blocks every later build_lock).
+daemonize() {
+  if [ -n "${BUILD_LOCK_FD:-}" ]; then
+    nohup "$@" {BUILD_LOCK_FD}>&- </dev/null &
+  else
+    nohup "$@" </dev/null &
   fi
 }
