@@ -22,6 +22,7 @@ command -v debootstrap >/dev/null || { log "installing debootstrap"; apt-get ins
 mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
   | awk '/^URIs:/ {print $2} /^deb / && $2 !~ /^\[/ {print $2}' | grep '/debian/\?$' | grep -v security | head -n1 || true)
 [ -n "$mirror" ] || die "no Debian mirror configured in apt sources"
+mkdir -p "$PROBEGATE_CACHE/rootfs"
 dir=$(mktemp -d "$PROBEGATE_CACHE/rootfs/.$name.XXXX")
 trap 'rm -rf "$dir"' EXIT
 log "debootstrap $DEBIAN_SUITE rootfs '$name' (several minutes): $pkgs"
