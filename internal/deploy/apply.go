@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,6 +56,32 @@ func apply(ctx context.Context, client kubernetes.Interface, obj runtime.Object)
 		kind, name = "Deployment", o.Name
 		api := client.AppsV1().Deployments(o.Namespace)
 		var cur *appsv1.Deployment
+		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, o, metav1.CreateOptions{})
+		} else if err == nil {
+			o.ResourceVersion = cur.ResourceVersion
+			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
+		}
+	case *corev1.ServiceAccount:
+		kind, name = "ServiceAccount", o.Name
+		api := client.CoreV1().ServiceAccounts(o.Namespace)
+		if _, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, o, metav1.CreateOptions{})
+		} // an existing one is kept: the token controller owns its secrets
+	case *rbacv1.Role:
+		kind, name = "Role", o.Name
+		api := client.RbacV1().Roles(o.Namespace)
+		var cur *rbacv1.Role
+		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, o, metav1.CreateOptions{})
+		} else if err == nil {
+			o.ResourceVersion = cur.ResourceVersion
+			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
+		}
+	case *rbacv1.RoleBinding:
+		kind, name = "RoleBinding", o.Name
+		api := client.RbacV1().RoleBindings(o.Namespace)
+		var cur *rbacv1.RoleBinding
 		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			_, err = api.Create(ctx, o, metav1.CreateOptions{})
 		} else if err == nil {

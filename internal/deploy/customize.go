@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/probegate/probegate/fixtures/manifests"
@@ -50,6 +51,17 @@ func objectsFor(name string, opts Options) ([]runtime.Object, error) {
 			}
 		case *corev1.ConfigMap:
 			o.Namespace = opts.Namespace
+		case *corev1.ServiceAccount:
+			o.Namespace = opts.Namespace
+		case *rbacv1.Role:
+			o.Namespace = opts.Namespace
+		case *rbacv1.RoleBinding:
+			o.Namespace = opts.Namespace
+			for i := range o.Subjects {
+				if o.Subjects[i].Kind == rbacv1.ServiceAccountKind {
+					o.Subjects[i].Namespace = opts.Namespace
+				}
+			}
 		default:
 			return nil, fmt.Errorf("manifest %s: unsupported object %T", name, obj)
 		}
