@@ -56,9 +56,12 @@ func ensureKind(ctx context.Context, log *slog.Logger) (string, error) {
 	return cached, nil
 }
 
-// Host-global sysctls kubelet writes through the privileged node container. They are recorded
-// before a cluster is created and restored when it is deleted.
+// Host-global sysctls written through the privileged node container: by kubelet, and by the node's
+// systemd, which raises fs.file-max and fs.nr_open to the maximum when it starts as PID 1 (seen on a
+// freshly booted host). They are recorded before a cluster is created and restored when it is deleted.
 var kubeletSysctls = []string{
+	"fs.file-max",
+	"fs.nr_open",
 	"vm.overcommit_memory",
 	"vm.panic_on_oom",
 	"kernel.panic",
