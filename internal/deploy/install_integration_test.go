@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sort"
 	"testing"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 
 // TestIntegrationInstallGood installs the good fixture on the real cluster, checks that traffic
 // reaches every replica through the NodePort, and that the target's database path really runs
-// through toxiproxy: a latency toxic withdraws readiness, removing it restores every endpoint.
+// through toxiproxy: a latency toxic withdraws readiness from every pod but the keeper, removing it
+// restores every endpoint.
 func TestIntegrationInstallGood(t *testing.T) {
 	env := testcluster.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -69,7 +71,22 @@ func TestIntegrationInstallGood(t *testing.T) {
 	if _, err := proxy.AddToxic("latency", "latency", "downstream", 1.0, toxiclient.Attributes{"latency": 2000}); err != nil {
 		t.Fatal(err)
 	}
-	waitReadyEndpoints(t, ctx, env, ns, 0, 30*time.Second)
+	// A shared slowdown: every pod but the keeper (the lowest-named, see fixtures/target/peers) withdraws;
+	// the keeper stays so the Service never loses its last endpoint.
+	readyPods := waitReadyEndpoints(t, ctx, env, ns, 1, 30*time.Second)
+	names := make([]string, 0, len(pods))
+	for p := range pods {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	if readyPods[0] != names[0] {
+		t.Errorf("during the shared slowdown %v stayed ready, want the lowest-named pod %s (of %v)", readyPods, names[0], names)
+	}
+	// It stays the only one for a while: the guard holds, no flapping.
+	time.Sleep(5 * time.Second)
+	if again := waitReadyEndpoints(t, ctx, env, ns, 1, time.Second); again[0] != readyPods[0] {
+		t.Errorf("keeper changed from %s to %s during the slowdown", readyPods[0], again[0])
+	}
 	if err := proxy.RemoveToxic("latency"); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +107,8 @@ func TestIntegrationInstallGood(t *testing.T) {
 	}
 }
 
-func waitReadyEndpoints(t *testing.T, ctx context.Context, env *testcluster.Env, ns string, want int, within time.Duration) {
+// waitReadyEndpoints waits until exactly want target endpoints are ready and returns their pods.
+func waitReadyEndpoints(t *testing.T, ctx context.Context, env *testcluster.Env, ns string, want int, within time.Duration) []string {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	ready := -1
@@ -101,18 +119,19 @@ func waitReadyEndpoints(t *testing.T, ctx context.Context, env *testcluster.Env,
 		if err != nil {
 			t.Fatal(err)
 		}
-		ready = 0
+		var pods []string
 		for _, s := range slices.Items {
 			for _, e := range s.Endpoints {
-				if e.Conditions.Ready == nil || *e.Conditions.Ready {
-					ready++
+				if (e.Conditions.Ready == nil || *e.Conditions.Ready) && e.TargetRef != nil {
+					pods = append(pods, e.TargetRef.Name)
 				}
 			}
 		}
-		if ready == want {
-			return
+		if ready = len(pods); ready == want {
+			return pods
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 	t.Fatalf("target endpoints: %d ready after %s, want %d", ready, within, want)
+	return nil
 }
