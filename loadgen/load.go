@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,7 +51,8 @@ type Report struct {
 	Recorded uint64 `json:"recorded"`
 	OK       uint64 `json:"ok"`
 	Failed   uint64 `json:"failed"`
-	Reused   uint64 `json:"reused"` // requests that went over a kept-alive connection
+	Reused   uint64 `json:"reused"`  // requests that went over a kept-alive connection
+	Retried  uint64 `json:"retried"` // requests the transport resent after a kept-alive connection broke
 	// Achieved is Sent ÷ Duration in requests per second.
 	Achieved float64                        `json:"achieved"`
 	P50      time.Duration                  `json:"p50"`
@@ -215,6 +217,9 @@ func (rec *recorder) record(res *vegeta.Result) timeline.Request {
 	if res.Headers != nil {
 		q.Pod = res.Headers.Get(rec.cfg.PodHeader)
 		q.Reused = res.Headers.Get(connHeader) == "reused"
+		if n, err := strconv.Atoi(res.Headers.Get(attemptsHeader)); err == nil && n > 1 {
+			q.Retried = true
+		}
 	}
 	if rec.enc != nil && rec.writeErr == nil {
 		if err := rec.enc.Encode(q); err != nil {
@@ -243,6 +248,9 @@ func (rec *recorder) record(res *vegeta.Result) timeline.Request {
 	}
 	if q.Reused {
 		rec.report.Reused++
+	}
+	if q.Retried {
+		rec.report.Retried++
 	}
 	return q
 }

@@ -385,3 +385,52 @@ func TestConfigNeedsABound(t *testing.T) {
 		t.Fatal("run without a timeline accepted")
 	}
 }
+
+// TestRetriedRequestIsRecorded cuts one request on a kept-alive connection (the server reads it and
+// closes the connection without answering): net/http resends it on a new connection, the resend
+// succeeds, and the recorder must still mark it Retried, since the server cut the first attempt.
+func TestRetriedRequestIsRecorded(t *testing.T) {
+	var mu sync.Mutex
+	perConn := map[string]int{}
+	cut := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		perConn[r.RemoteAddr]++
+		doCut := !cut && perConn[r.RemoteAddr] == 3
+		if doCut {
+			cut = true
+		}
+		mu.Unlock()
+		if doCut {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		w.Header().Set("X-Probegate-Pod", "p")
+	}))
+	t.Cleanup(srv.Close)
+	rep, reqs, _, err := run(t, Config{URL: srv.URL, Rate: 20, Count: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cut {
+		t.Fatal("no connection carried three requests: the test could not cut one")
+	}
+	retried := 0
+	for _, q := range reqs {
+		if q.Retried {
+			retried++
+			if !q.OK() {
+				t.Errorf("the resent request failed: %+v", q)
+			}
+		}
+	}
+	if retried != 1 || rep.Retried != 1 {
+		t.Fatalf("retried requests: %d recorded, report %d; want 1 (the cut one)", retried, rep.Retried)
+	}
+	if rep.OK != 12 {
+		t.Fatalf("ok %d of 12: the resend should have succeeded", rep.OK)
+	}
+}

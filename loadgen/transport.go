@@ -6,19 +6,27 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strconv"
 	"time"
 )
 
-// connHeader is added by connTracer to each response: "reused" or "new". vegeta hands the response
-// headers back in its Result, which is how the recorder learns whether a connection was kept alive.
-const connHeader = "X-Probegate-Loadgen-Conn"
+// connHeader is added by connTracer to each response: "reused" or "new"; attemptsHeader carries how
+// many connections the request was sent on. vegeta hands the response headers back in its Result,
+// which is how the recorder learns about the connection.
+const (
+	connHeader     = "X-Probegate-Loadgen-Conn"
+	attemptsHeader = "X-Probegate-Loadgen-Attempts"
+)
 
-// connTracer wraps a transport to note, via httptrace, whether each request reused a connection.
+// connTracer wraps a transport to note, via httptrace, whether each request reused a connection and
+// whether the transport had to resend it: GotConn fires once per attempt, and net/http silently
+// retries an idempotent request whose kept-alive connection broke before the response.
 type connTracer struct{ next http.RoundTripper }
 
 func (c connTracer) RoundTrip(req *http.Request) (*http.Response, error) {
 	var reused bool
-	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
+	attempts := 0
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused; attempts++ }}
 	resp, err := c.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 	if resp != nil {
 		if resp.Header == nil {
@@ -29,6 +37,7 @@ func (c connTracer) RoundTrip(req *http.Request) (*http.Response, error) {
 		} else {
 			resp.Header.Set(connHeader, "new")
 		}
+		resp.Header.Set(attemptsHeader, strconv.Itoa(attempts))
 	}
 	return resp, err
 }

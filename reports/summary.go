@@ -28,10 +28,13 @@ type RequestFigures struct {
 	OK            int            `json:"ok"`
 	Failed        int            `json:"failed"`
 	FailedByClass map[string]int `json:"failedByClass,omitempty"`
-	SuccessRatio  float64        `json:"successRatio"`
-	P50           time.Duration  `json:"p50"`
-	P99           time.Duration  `json:"p99"`
-	Max           time.Duration  `json:"max"`
+	// Resent counts requests the client had to send twice (a kept-alive connection was cut under the
+	// first attempt); they are in OK when the resend succeeded.
+	Resent       int           `json:"resent,omitempty"`
+	SuccessRatio float64       `json:"successRatio"`
+	P50          time.Duration `json:"p50"`
+	P99          time.Duration `json:"p99"`
+	Max          time.Duration `json:"max"`
 }
 
 // PodFigures is one pod's share of traffic and time out of service. An endpoint is NotReady while
@@ -172,6 +175,9 @@ func requestFigures(entries []timeline.Entry, reqs []timeline.Request) RequestFi
 		lat := make([]time.Duration, 0, len(reqs))
 		for _, q := range reqs {
 			lat = append(lat, q.Latency)
+			if q.Retried {
+				f.Resent++
+			}
 			if q.OK() {
 				f.OK++
 				continue

@@ -30,6 +30,10 @@ type Request struct {
 	Bytes   uint64        `json:"bytes"`
 	// Reused is true when the request went over a kept-alive connection (when known).
 	Reused bool `json:"reused,omitempty"`
+	// Retried is true when the client sent the request more than once: its first attempt's kept-alive
+	// connection broke before a response (a server cut it), and Go's transport resent it, as it does
+	// for idempotent requests. Status and Pod are the last attempt's.
+	Retried bool `json:"retried,omitempty"`
 }
 
 // OK reports whether the request succeeded.

@@ -31,7 +31,8 @@ func init() {
 	Register(Rule{
 		Name:  "failed-requests-budget",
 		Title: "Failed requests stay within budget, each classified",
-		Doc: "Counts failed requests and classifies each: connection-reuse (a reused keep-alive connection broke), " +
+		Doc: "Counts failed requests and classifies each: connection-reuse (a reused keep-alive connection broke, " +
+			"including a request the client silently resent after its first attempt was cut), " +
 			"during-termination (a pod was between deletion and exit), after-withdrawal (served by a withdrawn pod), " +
 			"before-detection (during a fault, before its withdrawal), other. Fails when a total or per-class budget is exceeded.",
 		Params: params,
@@ -66,7 +67,9 @@ func judgeFailedRequestsBudget(in Input) Result {
 	var classes []string
 	var failedReqs []timeline.Request
 	for _, q := range in.Requests {
-		if !q.OK() {
+		// A resent request counts even when the resend succeeded: the server cut the first attempt,
+		// which a client that does not retry (any POST) would have seen as a failure.
+		if !q.OK() || q.Retried {
 			failedReqs = append(failedReqs, q)
 		}
 	}
@@ -160,6 +163,9 @@ func (c *failureClassifier) classify(q timeline.Request) (class, why string) {
 	if transport && (q.Reused || strings.Contains(q.Detail, "reused connection")) {
 		return FailReuse, "kept-alive connection"
 	}
+	if q.Retried && q.OK() {
+		return FailReuse, "its kept-alive connection broke before the response; the client resent it and the resend succeeded"
+	}
 	for _, n := range c.deleted {
 		p := c.pods[n]
 		end := maxDuration
@@ -196,6 +202,9 @@ func requestWords(q timeline.Request) string {
 	}
 	if q.Pod != "" {
 		s += " from " + q.Pod
+	}
+	if q.Retried {
+		s += " (resent by the client)"
 	}
 	return s
 }

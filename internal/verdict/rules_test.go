@@ -153,6 +153,8 @@ func TestRules(t *testing.T) {
 			figures: map[string]float64{"failed": 6, "failed_during_termination": 2, "failed_connection_reuse": 1, "failed_before_detection": 1,
 				"failed_after_withdrawal": 1, "failed_other": 1}},
 		{name: "over budget", rule: "failed-requests-budget", params: map[string]string{"max": "5"}, run: failures(), want: verdict.Fail, at: 38 * s},
+		{name: "a resent request counts", rule: "failed-requests-budget", run: base().Resent(5*s, "a"), want: verdict.Fail, at: 5 * s,
+			figures: map[string]float64{"failed": 1, "failed_connection_reuse": 1}},
 		{name: "class budget", rule: "failed-requests-budget", params: map[string]string{"max": "10", "max-during-termination": "1"},
 			run: failures(), want: verdict.Fail, at: 12 * s},
 		{name: "ratio budget", rule: "failed-requests-budget", params: map[string]string{"max": "100", "max-ratio": "0.001"},

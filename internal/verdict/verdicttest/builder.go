@@ -219,6 +219,14 @@ func (b *Builder) Request(t time.Duration, pod string, status int, class timelin
 	return b
 }
 
+// Resent adds one request that succeeded from pod only after the client resent it (its first attempt
+// was cut on a kept-alive connection).
+func (b *Builder) Resent(t time.Duration, pod string) *Builder {
+	b.Request(t, pod, 200, "", false)
+	b.requests[len(b.requests)-1].Retried = true
+	return b
+}
+
 // OK adds one successful request served by pod.
 func (b *Builder) OK(t time.Duration, pod string) *Builder { return b.Request(t, pod, 200, "", false) }
 
