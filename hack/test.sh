@@ -21,12 +21,14 @@ go test -short -count=1 -timeout 20m ./...
 echo "== integration tests on the cluster"
 go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... ./internal/cli \
   ./observers ./internal/lint ./reports/...
-if [ "${PROBEGATE_FULL:-0}" = 1 ]; then
-  # Not yet part of the CI gate: the fault injectors' cluster tests (one of them grew the test process to
-  # 14 GB in a loaded run, not yet pinned down) and the scenario suite + mutation matrix (their verdicts
-  # are sensitive to CPU contention on a 2-core machine). Each passed when run on its own.
-  echo "== fault injectors on the cluster"
-  go test -count=1 -timeout 30m -run 'Integration' ./internal/faults ./loadgen ./internal/runner
-  echo "== scenario suite and mutation matrix"
-  go test -count=1 -timeout 60m -run '^(TestCatalogueLoads|TestIntegrationScenarios|TestIntegrationMutationMatrix)$' -v ./scenarios
+echo "== fault injectors, load generator and runner on the cluster"
+go test -count=1 -timeout 30m -p 1 -run 'Integration' ./internal/faults ./loadgen ./internal/runner
+if [ "${PROBEGATE_SKIP_SCENARIOS:-0}" = 1 ]; then
+  echo "== scenario suite and mutation matrix: skipped (PROBEGATE_SKIP_SCENARIOS=1)"
+  exit 0
 fi
+# The product's own proof: every scenario PASSes against the good target, and every anti-pattern
+# variant FAILs its designated verdict. Run alone (-p 1, nothing else on the cluster): the verdicts
+# time real probes on a 2-core machine.
+echo "== scenario suite and mutation matrix"
+go test -count=1 -timeout 60m -run '^(TestCatalogueLoads|TestIntegrationScenarios|TestIntegrationMutationMatrix)$' -v ./scenarios
