@@ -122,6 +122,14 @@ DOCKERFILE
 docker build -q -t "$image" "$work/ctx-final" >/dev/null || die "finalising the node image failed"
 docker tag "$image" "probegate/node:$KUBE_VERSION"
 docker rmi "probegate/node-stage:$key" "probegate/node-base:$key" >/dev/null 2>&1 || true
+# Prune node images built from older inputs (about 1 GiB each). One a container still runs is kept:
+# docker refuses to remove it.
+for old in $(docker image ls --format '{{.Repository}}:{{.Tag}}' probegate/node probegate/node-commit 2>/dev/null); do
+  case "$old" in
+    "$image" | "probegate/node:$KUBE_VERSION" | "probegate/node-commit:$key") ;;
+    *) if docker rmi "$old" >/dev/null 2>&1; then log "pruned old node image $old"; fi ;;
+  esac
+done
 size=$(docker image inspect -f '{{.Size}}' "$image")
 echo "$(( $(date +%s) - start ))" >"$PROBEGATE_CACHE/node-image-build-seconds"
 log "node image $image built in $(( $(date +%s) - start ))s, size $(( size / 1024 / 1024 )) MiB"
