@@ -21,8 +21,8 @@ go test -short -count=1 -timeout 20m ./...
 echo "== integration tests on the cluster"
 go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... ./internal/cli \
   ./observers ./internal/lint ./reports/...
-echo "== fault injectors, load generator and runner on the cluster"
-go test -count=1 -timeout 30m -p 1 -run 'Integration' ./internal/faults ./loadgen ./internal/runner
+echo "== fault injectors on the cluster"
+go test -count=1 -timeout 30m -run 'Integration' ./internal/faults
 if [ "${PROBEGATE_SKIP_SCENARIOS:-0}" = 1 ]; then
   echo "== scenario suite and mutation matrix: skipped (PROBEGATE_SKIP_SCENARIOS=1)"
   exit 0
