@@ -33,35 +33,15 @@ func apply(ctx context.Context, client kubernetes.Interface, obj runtime.Object)
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
 		kind, name = "ConfigMap", o.Name
-		api := client.CoreV1().ConfigMaps(o.Namespace)
-		var cur *corev1.ConfigMap
-		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-			_, err = api.Create(ctx, o, metav1.CreateOptions{})
-		} else if err == nil {
-			o.ResourceVersion = cur.ResourceVersion
-			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
-		}
+		err = upsert(ctx, client.CoreV1().ConfigMaps(o.Namespace), o, nil)
 	case *corev1.Service:
 		kind, name = "Service", o.Name
-		api := client.CoreV1().Services(o.Namespace)
-		var cur *corev1.Service
-		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-			_, err = api.Create(ctx, o, metav1.CreateOptions{})
-		} else if err == nil {
-			o.ResourceVersion = cur.ResourceVersion
+		err = upsert(ctx, client.CoreV1().Services(o.Namespace), o, func(cur *corev1.Service) {
 			o.Spec.ClusterIP, o.Spec.ClusterIPs = cur.Spec.ClusterIP, cur.Spec.ClusterIPs
-			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
-		}
+		})
 	case *appsv1.Deployment:
 		kind, name = "Deployment", o.Name
-		api := client.AppsV1().Deployments(o.Namespace)
-		var cur *appsv1.Deployment
-		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-			_, err = api.Create(ctx, o, metav1.CreateOptions{})
-		} else if err == nil {
-			o.ResourceVersion = cur.ResourceVersion
-			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
-		}
+		err = upsert(ctx, client.AppsV1().Deployments(o.Namespace), o, nil)
 	case *corev1.ServiceAccount:
 		kind, name = "ServiceAccount", o.Name
 		api := client.CoreV1().ServiceAccounts(o.Namespace)
@@ -70,24 +50,10 @@ func apply(ctx context.Context, client kubernetes.Interface, obj runtime.Object)
 		} // an existing one is kept: the token controller owns its secrets
 	case *rbacv1.Role:
 		kind, name = "Role", o.Name
-		api := client.RbacV1().Roles(o.Namespace)
-		var cur *rbacv1.Role
-		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-			_, err = api.Create(ctx, o, metav1.CreateOptions{})
-		} else if err == nil {
-			o.ResourceVersion = cur.ResourceVersion
-			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
-		}
+		err = upsert(ctx, client.RbacV1().Roles(o.Namespace), o, nil)
 	case *rbacv1.RoleBinding:
 		kind, name = "RoleBinding", o.Name
-		api := client.RbacV1().RoleBindings(o.Namespace)
-		var cur *rbacv1.RoleBinding
-		if cur, err = api.Get(ctx, o.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-			_, err = api.Create(ctx, o, metav1.CreateOptions{})
-		} else if err == nil {
-			o.ResourceVersion = cur.ResourceVersion
-			_, err = api.Update(ctx, o, metav1.UpdateOptions{})
-		}
+		err = upsert(ctx, client.RbacV1().RoleBindings(o.Namespace), o, nil)
 	default:
 		return fmt.Errorf("apply: unsupported object %T", obj)
 	}
@@ -95,4 +61,30 @@ func apply(ctx context.Context, client kubernetes.Interface, obj runtime.Object)
 		return fmt.Errorf("apply %s %s: %w", kind, name, err)
 	}
 	return nil
+}
+
+// typedAPI is the part of a client-go typed client that upsert uses.
+type typedAPI[T metav1.Object] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// upsert creates obj, or updates the existing object of its name from obj, carrying over the
+// resource version and whatever keep copies from the live object (fields the server assigned).
+func upsert[T metav1.Object](ctx context.Context, api typedAPI[T], obj T, keep func(cur T)) error {
+	cur, err := api.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = api.Create(ctx, obj, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	obj.SetResourceVersion(cur.GetResourceVersion())
+	if keep != nil {
+		keep(cur)
+	}
+	_, err = api.Update(ctx, obj, metav1.UpdateOptions{})
+	return err
 }

@@ -127,6 +127,18 @@ func TestApplyTwiceUpdatesAndKeepsClusterIP(t *testing.T) {
 	if dep.Spec.Template.Labels["probegate.dev/variant"] != "always-ready" {
 		t.Errorf("variant after re-apply: %v", dep.Spec.Template.Labels)
 	}
+	// The peer view's RBAC is applied (twice) into the namespace, the binding naming the namespace's
+	// ServiceAccount.
+	if _, err := client.CoreV1().ServiceAccounts("ns").Get(ctx, TargetName, metav1.GetOptions{}); err != nil {
+		t.Errorf("ServiceAccount: %v", err)
+	}
+	if _, err := client.RbacV1().Roles("ns").Get(ctx, "target-peer-view", metav1.GetOptions{}); err != nil {
+		t.Errorf("Role: %v", err)
+	}
+	rb, err := client.RbacV1().RoleBindings("ns").Get(ctx, "target-peer-view", metav1.GetOptions{})
+	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Namespace != "ns" {
+		t.Errorf("RoleBinding: %+v, %v; want one subject in namespace ns", rb, err)
+	}
 }
 
 func TestInstallNamesWhatDidNotBecomeReady(t *testing.T) {
