@@ -156,6 +156,18 @@ const (
 	FaultSkip    = "skip" // not applicable to this target; Detail says why
 )
 
+// Proof of effect. An observe action carries Params[ParamEffect] (EffectConfirmed or
+// EffectNotObserved) and Params[ParamPhase]: PhaseDuring proves the fault acted, PhaseAfter that its
+// revert took (a one-shot fault's proof has no phase and counts as during).
+const (
+	ParamEffect       = "effect"
+	EffectConfirmed   = "confirmed"
+	EffectNotObserved = "not-observed"
+	ParamPhase        = "phase"
+	PhaseDuring       = "during"
+	PhaseAfter        = "after"
+)
+
 // FaultAction is something the harness did to the target or its dependencies.
 type FaultAction struct {
 	Type   string            `json:"type"`
