@@ -110,7 +110,7 @@ func (l *gapListWatch) WatchWithContext(ctx context.Context, options metav1.List
 
 // markGap records on the timeline that this resource's watch ended and a relist follows.
 func (l *gapListWatch) markGap() {
-	l.tl.Append(timeline.Entry{Kind: timeline.KindMark, Mark: &timeline.Mark{Name: "watch-gap", Detail: l.name + " watch ended; relisting"}})
+	l.tl.Append(timeline.Entry{Kind: timeline.KindMark, Mark: &timeline.Mark{Name: timeline.MarkWatchGap, Detail: l.name + " watch ended; relisting"}})
 }
 
 // IsWatchListSemanticsUnSupported keeps the reflector on plain list + watch (the streaming

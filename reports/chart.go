@@ -277,7 +277,11 @@ func buildChart(id string, s *ScenarioReport, entries []timeline.Entry, reqs []t
 		if f.Target != "" {
 			title += " on " + f.Target
 		}
-		if !f.Reverted {
+		switch {
+		case f.Note != "":
+			title += ": " + f.Note
+			label += " (" + map[bool]string{true: "skipped", false: "unproven"}[f.Skipped] + ")"
+		case !f.Reverted:
 			title += " (never reverted)"
 		}
 		sh := newShade(sc.x(f.From), sc.x(f.To), label, title)

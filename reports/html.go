@@ -29,7 +29,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 type htmlPage struct {
 	R         *Report
 	FinalLine string
-	Failed    bool
+	Headline  string // FAILED, INCONCLUSIVE or ERROR: what the title says when the run did not pass
 	Scenarios []scenarioHTML
 }
 
@@ -68,7 +68,7 @@ type countKV struct {
 // network references) with a verdict table, an SVG timeline and summary tables per scenario.
 // Scenarios whose Timeline is nil are drawn from what the report itself holds.
 func WriteHTML(w io.Writer, r *Report) error {
-	page := htmlPage{R: r, FinalLine: FinalLine(r.Counts()), Failed: r.ExitCode() != ExitPass}
+	page := htmlPage{R: r, FinalLine: FinalLine(r.Counts()), Headline: headline(r.ExitCode())}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		id := fmt.Sprintf("s%d", i)
@@ -124,4 +124,17 @@ func sortedCounts(m map[string]int) []countKV {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// headline is the page title's word for a run that did not pass.
+func headline(exit int) string {
+	switch exit {
+	case ExitPass:
+		return ""
+	case ExitFail:
+		return "FAILED"
+	case ExitInconclusive:
+		return "INCONCLUSIVE"
+	}
+	return "ERROR"
 }

@@ -13,8 +13,10 @@ import (
 
 // JUnit XML in the shape CI systems commonly consume: <testsuites> holding one <testsuite> per
 // scenario and one <testcase> per verdict. A failed verdict carries a <failure> whose message
-// states the rule, the expected window and what was observed; a skipped one a <skipped>; a
-// scenario the harness could not finish gets one <testcase name="harness"> with an <error>.
+// states the rule, the expected window and what was observed; an inconclusive one an
+// <error type="inconclusive"> saying what could not be shown (red on CI dashboards, never
+// "skipped"); a scenario the harness could not finish gets one <testcase name="harness"> with an
+// <error type="harness-error">.
 
 // JUnitSuites is the <testsuites> root.
 type JUnitSuites struct {
@@ -23,7 +25,6 @@ type JUnitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []JUnitSuite `xml:"testsuite"`
 }
@@ -34,7 +35,6 @@ type JUnitSuite struct {
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
 	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
 	Time       string          `xml:"time,attr"`
 	Timestamp  string          `xml:"timestamp,attr,omitempty"`
 	Properties []JUnitProperty `xml:"properties>property,omitempty"`
@@ -55,7 +55,6 @@ type JUnitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *JUnitProblem `xml:"failure,omitempty"`
 	Error     *JUnitProblem `xml:"error,omitempty"`
-	Skipped   *JUnitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
@@ -64,11 +63,6 @@ type JUnitProblem struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
 	Text    string `xml:",chardata"`
-}
-
-// JUnitSkipped is a <skipped>.
-type JUnitSkipped struct {
-	Message string `xml:"message,attr,omitempty"`
 }
 
 // JUnit converts the report to JUnit XML structures.
@@ -101,9 +95,9 @@ func JUnit(r *Report) JUnitSuites {
 			case verdict.Fail:
 				c.Failure = &JUnitProblem{Message: FailureMessage(v), Type: v.Rule, Text: failureText(s, v)}
 				suite.Failures++
-			case verdict.Skip:
-				c.Skipped = &JUnitSkipped{Message: v.Observed}
-				suite.Skipped++
+			case verdict.Inconclusive:
+				c.Error = &JUnitProblem{Message: InconclusiveMessage(v), Type: "inconclusive", Text: inconclusiveText(v)}
+				suite.Errors++
 			default:
 				c.SystemOut = "expected: " + v.Expected + "\nobserved: " + v.Observed
 			}
@@ -120,7 +114,6 @@ func JUnit(r *Report) JUnitSuites {
 		root.Tests += suite.Tests
 		root.Failures += suite.Failures
 		root.Errors += suite.Errors
-		root.Skipped += suite.Skipped
 		total += s.Duration()
 		root.Suites = append(root.Suites, suite)
 	}
@@ -154,6 +147,24 @@ func FailureMessage(v verdict.Result) string {
 		msg += " (at " + Offset(*v.At) + ")"
 	}
 	return msg
+}
+
+// InconclusiveMessage is an inconclusive verdict in one line: the rule and what could not be shown.
+func InconclusiveMessage(v verdict.Result) string {
+	why := strings.Join(v.Unshown, "; ")
+	if why == "" {
+		why = v.Observed
+	}
+	return v.Rule + ": could not be shown: " + why
+}
+
+func inconclusiveText(v verdict.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nrule:     %s\nexpected: %s\nobserved: %s\n", v.Title, v.Rule, v.Expected, v.Observed)
+	for _, u := range v.Unshown {
+		fmt.Fprintf(&b, "unshown:  %s\n", u)
+	}
+	return b.String()
 }
 
 func failureText(s *ScenarioReport, v verdict.Result) string {

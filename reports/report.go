@@ -19,8 +19,13 @@ import (
 )
 
 // SchemaVersion is the version of report.json this package writes. It rises on any change a reader
-// must know about; reports/schema/report.schema.json describes it.
-const SchemaVersion = 1
+// must know about; reports/schema/report.schema.json describes it. Version 2 replaced the SKIP
+// verdict status with INCONCLUSIVE (and Unshown saying why); a version 1 report still reads, its
+// SKIPs as INCONCLUSIVE.
+const SchemaVersion = 2
+
+// skipV1 is the status version 1 reports gave a verdict whose fault was skipped.
+const skipV1 verdict.Status = "SKIP"
 
 // File names inside a report directory.
 const (
@@ -128,24 +133,26 @@ func (s *ScenarioReport) PlacedWindows() []PlacedWindow {
 }
 
 // Status is the scenario's outcome: ERROR when the harness failed, FAIL when any verdict failed,
-// PASS when at least one passed and none failed, SKIP when every verdict was skipped.
+// PASS when every verdict passed, and INCONCLUSIVE otherwise: some verdict could not be shown, or
+// the scenario has no verdict at all. A PASS must be earned by every expected verdict.
 func (s *ScenarioReport) Status() verdict.Status {
 	if s.Error != "" {
 		return StatusError
 	}
-	passed := false
+	status := verdict.Pass
 	for _, v := range s.Verdicts {
 		switch v.Status {
 		case verdict.Fail:
 			return verdict.Fail
 		case verdict.Pass:
-			passed = true
+		default:
+			status = verdict.Inconclusive
 		}
 	}
-	if passed {
-		return verdict.Pass
+	if len(s.Verdicts) == 0 {
+		return verdict.Inconclusive
 	}
-	return verdict.Skip
+	return status
 }
 
 // Duration is how long the scenario ran.
@@ -158,7 +165,7 @@ func (s *ScenarioReport) Duration() time.Duration {
 
 // Counts tallies scenarios by outcome.
 type Counts struct {
-	Scenarios, Passed, Failed, Errored, Skipped int
+	Scenarios, Passed, Failed, Errored, Inconclusive int
 }
 
 // Counts tallies the report's scenarios by outcome.
@@ -173,7 +180,7 @@ func (r *Report) Counts() Counts {
 		case StatusError:
 			c.Errored++
 		default:
-			c.Skipped++
+			c.Inconclusive++
 		}
 	}
 	return c
@@ -181,13 +188,15 @@ func (r *Report) Counts() Counts {
 
 // Exit codes, the same as the CLI's.
 const (
-	ExitPass  = 0
-	ExitFail  = 1
-	ExitError = 2
+	ExitPass         = 0
+	ExitFail         = 1
+	ExitError        = 2
+	ExitInconclusive = 3
 )
 
 // ExitCode is the process exit code the run earns: 2 when any scenario errored (or none ran),
-// 1 when any verdict failed, 0 otherwise.
+// 1 when any verdict failed, 3 when none failed but something could not be shown, 0 when every
+// verdict of every scenario passed.
 func (r *Report) ExitCode() int {
 	c := r.Counts()
 	switch {
@@ -195,6 +204,8 @@ func (r *Report) ExitCode() int {
 		return ExitError
 	case c.Failed > 0:
 		return ExitFail
+	case c.Inconclusive > 0:
+		return ExitInconclusive
 	}
 	return ExitPass
 }
@@ -222,7 +233,11 @@ func (r *Report) Validate() error {
 		}
 		for j, v := range s.Verdicts {
 			switch v.Status {
-			case verdict.Pass, verdict.Fail, verdict.Skip:
+			case verdict.Pass, verdict.Fail, verdict.Inconclusive:
+			case skipV1:
+				if r.SchemaVersion > 1 {
+					return fmt.Errorf("scenario %q verdict %d (%s): status SKIP is gone since schemaVersion 2", s.Name, j+1, v.Rule)
+				}
 			default:
 				return fmt.Errorf("scenario %q verdict %d (%s): unknown status %q", s.Name, j+1, v.Rule, v.Status)
 			}
@@ -254,6 +269,7 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
+	r.upgrade()
 	return &r, nil
 }
 
@@ -263,4 +279,19 @@ func (s *ScenarioReport) entries() []timeline.Entry {
 		return nil
 	}
 	return s.Timeline.Entries()
+}
+
+// upgrade brings a validated report of an older schema to the current one: version 1's SKIP
+// verdicts become INCONCLUSIVE, their Observed saying why.
+func (r *Report) upgrade() {
+	for i := range r.Scenarios {
+		for j := range r.Scenarios[i].Verdicts {
+			v := &r.Scenarios[i].Verdicts[j]
+			if v.Status == skipV1 {
+				v.Status = verdict.Inconclusive
+				v.Unshown = append(v.Unshown, "skipped (schemaVersion 1 report): "+v.Observed)
+			}
+		}
+	}
+	r.SchemaVersion = SchemaVersion
 }

@@ -72,11 +72,15 @@ func TestStatusAndExitCode(t *testing.T) {
 		scenarios []reports.ScenarioReport
 		want      int
 	}{
-		{"all pass", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Pass, verdict.Skip)}}, reports.ExitPass},
+		{"all pass", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Pass, verdict.Pass)}}, reports.ExitPass},
 		{"one fail", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Pass)}, {Name: "b", Verdicts: res(verdict.Pass, verdict.Fail)}}, reports.ExitFail},
+		{"fail beats inconclusive", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Inconclusive)}, {Name: "b", Verdicts: res(verdict.Fail)}}, reports.ExitFail},
 		{"harness error", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Fail)}, {Name: "b", Error: "deploy failed"}}, reports.ExitError},
 		{"nothing ran", nil, reports.ExitError},
-		{"all skipped", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Skip)}}, reports.ExitPass},
+		// Problem 1 of issue 11: PASS + a skipped fault's verdict, or only such verdicts, used to exit 0.
+		{"pass and inconclusive", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Pass, verdict.Inconclusive)}}, reports.ExitInconclusive},
+		{"all inconclusive", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Inconclusive)}}, reports.ExitInconclusive},
+		{"no verdict at all", []reports.ScenarioReport{{Name: "a"}}, reports.ExitInconclusive},
 	}
 	for _, c := range cases {
 		r := &reports.Report{Scenarios: c.scenarios}
@@ -84,13 +88,36 @@ func TestStatusAndExitCode(t *testing.T) {
 			t.Errorf("%s: exit code %d, want %d", c.name, got, c.want)
 		}
 	}
-	sc := reports.ScenarioReport{Verdicts: res(verdict.Skip, verdict.Pass, verdict.Fail)}
+	sc := reports.ScenarioReport{Verdicts: res(verdict.Inconclusive, verdict.Pass, verdict.Fail)}
 	if sc.Status() != verdict.Fail {
 		t.Errorf("status = %s, want FAIL", sc.Status())
 	}
-	sc = reports.ScenarioReport{Verdicts: res(verdict.Skip)}
-	if sc.Status() != verdict.Skip {
-		t.Errorf("status = %s, want SKIP", sc.Status())
+	sc = reports.ScenarioReport{Verdicts: res(verdict.Pass, verdict.Inconclusive)}
+	if sc.Status() != verdict.Inconclusive {
+		t.Errorf("status = %s, want INCONCLUSIVE", sc.Status())
+	}
+}
+
+// A schemaVersion 1 report still reads; its SKIP verdicts become INCONCLUSIVE and it exits 3.
+func TestReadV1SkipAsInconclusive(t *testing.T) {
+	v1 := `{"schemaVersion":1,"probegateVersion":"x","kubernetesVersion":"v1.34.4","started":"2026-01-01T00:00:00Z",
+"finished":"2026-01-01T00:01:00Z","scenarios":[{"name":"db-slowness","seed":1,"started":"2026-01-01T00:00:00Z",
+"finished":"2026-01-01T00:01:00Z","verdicts":[{"rule":"no-liveness-restarts","title":"t","status":"PASS","expected":"e","observed":"o"},
+{"rule":"readiness-withdrawn-in-window","title":"t","status":"SKIP","expected":"e","observed":"fault skipped: no toxiproxy"}]}]}`
+	r, err := reports.ReadJSON(strings.NewReader(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := r.Scenarios[0].Verdicts[1]
+	if v.Status != verdict.Inconclusive || len(v.Unshown) == 0 || !strings.Contains(v.Unshown[0], "no toxiproxy") {
+		t.Fatalf("v1 SKIP read as %s %q", v.Status, v.Unshown)
+	}
+	if r.ExitCode() != reports.ExitInconclusive {
+		t.Errorf("exit code %d, want %d", r.ExitCode(), reports.ExitInconclusive)
+	}
+	v2 := strings.Replace(v1, `"schemaVersion":1`, `"schemaVersion":2`, 1)
+	if _, err := reports.ReadJSON(strings.NewReader(v2)); err == nil || !strings.Contains(err.Error(), "SKIP") {
+		t.Errorf("a schemaVersion 2 report with SKIP: err %v, want one naming SKIP", err)
 	}
 }
 

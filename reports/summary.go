@@ -50,7 +50,9 @@ type PodFigures struct {
 	Terminating time.Duration `json:"terminating"`
 }
 
-// FaultInterval is one injected fault from inject to revert (or to the end of the run).
+// FaultInterval is one fault from inject to revert (or to the end of the run), or a skipped one.
+// Effect is its proof of effect (confirmed, not-observed or empty); Note says why it cannot count
+// as having acted, when it cannot.
 type FaultInterval struct {
 	Type     string        `json:"type"`
 	Name     string        `json:"name,omitempty"`
@@ -58,6 +60,9 @@ type FaultInterval struct {
 	From     time.Duration `json:"from"`
 	To       time.Duration `json:"to"`
 	Reverted bool          `json:"reverted"`
+	Skipped  bool          `json:"skipped,omitempty"`
+	Effect   string        `json:"effect,omitempty"`
+	Note     string        `json:"note,omitempty"`
 }
 
 // Summarise computes the summary figures of one scenario from its timeline entries and recorded
@@ -281,29 +286,17 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// FaultIntervals pairs each fault inject with the next revert of the same type, name and target;
-// a fault never reverted lasts until end.
+// FaultIntervals places each fault of the run as the verdicts see it (timeline.FaultWindows): a
+// fault never reverted lasts until end; a skipped one is kept, zero-width, with why.
 func FaultIntervals(entries []timeline.Entry, end time.Duration) []FaultInterval {
-	type key struct{ typ, name, target string }
-	open := map[key][]int{}
 	var out []FaultInterval
-	for _, e := range entries {
-		f := e.Fault
-		if f == nil {
-			continue
+	for _, f := range timeline.FaultWindows(entries) {
+		fi := FaultInterval{Type: f.Type, Name: f.Name, Target: f.Target, From: f.Start, To: f.End, Reverted: f.Reverted,
+			Skipped: f.Skipped, Effect: f.Effect, Note: f.Unproven()}
+		if !f.Reverted && !f.Skipped {
+			fi.To = max(end, f.Start)
 		}
-		k := key{f.Type, f.Name, f.Target}
-		switch f.Action {
-		case timeline.FaultInject:
-			out = append(out, FaultInterval{Type: f.Type, Name: f.Name, Target: f.Target, From: e.T, To: end})
-			open[k] = append(open[k], len(out)-1)
-		case timeline.FaultRevert:
-			if idx := open[k]; len(idx) > 0 {
-				out[idx[0]].To = e.T
-				out[idx[0]].Reverted = true
-				open[k] = idx[1:]
-			}
-		}
+		out = append(out, fi)
 	}
 	return out
 }

@@ -113,13 +113,42 @@ func TestFaultIntervalsPairInjectWithRevert(t *testing.T) {
 	b.Fault(20*s, "db-latency", "x", timeline.FaultRevert, "toxiproxy")
 	b.Fault(25*s, "db-latency", "x", timeline.FaultInject, "toxiproxy")
 	got := reports.FaultIntervals(b.TL.Entries(), 40*s)
+	unproven := func(what string) string { return what + " was injected but no proof of its effect was recorded" }
 	want := []reports.FaultInterval{
-		{Type: "db-latency", Name: "x", Target: "toxiproxy", From: 10 * s, To: 20 * s, Reverted: true},
-		{Type: "stall", Name: "y", Target: "pod-a", From: 12 * s, To: 40 * s},
-		{Type: "db-latency", Name: "x", Target: "toxiproxy", From: 25 * s, To: 40 * s},
+		{Type: "db-latency", Name: "x", Target: "toxiproxy", From: 10 * s, To: 20 * s, Reverted: true, Note: unproven("db-latency (x)")},
+		{Type: "stall", Name: "y", Target: "pod-a", From: 12 * s, To: 40 * s, Note: unproven("stall (y)")},
+		{Type: "db-latency", Name: "x", Target: "toxiproxy", From: 25 * s, To: 40 * s, Note: unproven("db-latency (x)")},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("intervals\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// Problem 6 of issue 11: the report paired faults by exact type/name/target and ignored skips,
+// the verdicts by name with fallbacks, so the two could disagree about when a fault was. Both now
+// read timeline.FaultWindows: a revert that names its target differently still closes the window,
+// and a skip is shown.
+func TestReportAndVerdictsAgreeOnFaults(t *testing.T) {
+	b := reportstest.New()
+	b.Fault(10*s, "freeze", "faults[0]", timeline.FaultInject, "pod/a")
+	b.Fault(18*s, "freeze", "faults[0]", timeline.FaultRevert, "a")
+	b.Fault(20*s, "db-latency", "faults[1]", timeline.FaultSkip, "")
+	entries := b.TL.Entries()
+	got := reports.FaultIntervals(entries, 40*s)
+	windows := timeline.FaultWindows(entries)
+	if len(got) != 2 || len(windows) != 2 {
+		t.Fatalf("report shows %d faults, verdicts see %d; want 2 and 2: %+v", len(got), len(windows), got)
+	}
+	for i, w := range windows {
+		if got[i].From != w.Start || got[i].To != w.End || got[i].Skipped != w.Skipped {
+			t.Errorf("fault %d: report %s–%s skipped=%v, verdicts %s–%s skipped=%v", i, got[i].From, got[i].To, got[i].Skipped, w.Start, w.End, w.Skipped)
+		}
+	}
+	if got[0].To != 18*s || !got[0].Reverted {
+		t.Errorf("freeze: report %+v, want reverted at 18s", got[0])
+	}
+	if !got[1].Skipped || got[1].Note == "" {
+		t.Errorf("skipped db-latency: report %+v", got[1])
 	}
 }
 

@@ -60,11 +60,18 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 			ruleW = max(ruleW, utf8.RuneCountInString(v.Rule))
 			figW = max(figW, utf8.RuneCountInString(truncate(v.Observed, maxFigure)))
 		}
+		statusW := 4
 		for _, v := range s.Verdicts {
-			line := fmt.Sprintf("  %s  %s  %s  %s", paint(statusColor(v.Status), pad(string(v.Status), 4)),
+			statusW = max(statusW, len(v.Status))
+		}
+		for _, v := range s.Verdicts {
+			line := fmt.Sprintf("  %s  %s  %s  %s", paint(statusColor(v.Status), pad(string(v.Status), statusW)),
 				pad(v.Rule, ruleW), pad(truncate(v.Observed, maxFigure), figW), evidencePointer(s, v))
 			b.WriteString(strings.TrimRight(line, " "))
 			b.WriteByte('\n')
+			for _, u := range v.Unshown {
+				fmt.Fprintf(&b, "  %s  could not show: %s\n", strings.Repeat(" ", statusW), u)
+			}
 		}
 	}
 	b.WriteString(FinalLine(r.Counts()))
@@ -75,7 +82,7 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 	return nil
 }
 
-// FinalLine is the closing line: "N scenarios: P passed, F failed" plus errored and skipped
+// FinalLine is the closing line: "N scenarios: P passed, F failed" plus errored and inconclusive
 // counts when there are any.
 func FinalLine(c Counts) string {
 	noun := "scenarios"
@@ -86,8 +93,8 @@ func FinalLine(c Counts) string {
 	if c.Errored > 0 {
 		line += fmt.Sprintf(", %d errored", c.Errored)
 	}
-	if c.Skipped > 0 {
-		line += fmt.Sprintf(", %d skipped", c.Skipped)
+	if c.Inconclusive > 0 {
+		line += fmt.Sprintf(", %d inconclusive", c.Inconclusive)
 	}
 	return line
 }
@@ -98,7 +105,7 @@ func statusColor(s verdict.Status) string {
 		return ansiGreen
 	case verdict.Fail, StatusError:
 		return ansiRed
-	case verdict.Skip:
+	case verdict.Inconclusive:
 		return ansiYellow
 	}
 	return ""

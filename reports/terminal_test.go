@@ -60,9 +60,9 @@ func TestTerminalSummaryGolden(t *testing.T) {
 
 func TestFinalLine(t *testing.T) {
 	cases := map[string]reports.Counts{
-		"12 scenarios: 11 passed, 1 failed":                     {Scenarios: 12, Passed: 11, Failed: 1},
-		"1 scenario: 1 passed, 0 failed":                        {Scenarios: 1, Passed: 1},
-		"3 scenarios: 1 passed, 0 failed, 1 errored, 1 skipped": {Scenarios: 3, Passed: 1, Errored: 1, Skipped: 1},
+		"12 scenarios: 11 passed, 1 failed":                          {Scenarios: 12, Passed: 11, Failed: 1},
+		"1 scenario: 1 passed, 0 failed":                             {Scenarios: 1, Passed: 1},
+		"3 scenarios: 1 passed, 0 failed, 1 errored, 1 inconclusive": {Scenarios: 3, Passed: 1, Errored: 1, Inconclusive: 1},
 	}
 	for want, c := range cases {
 		if got := reports.FinalLine(c); got != want {

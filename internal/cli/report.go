@@ -20,7 +20,8 @@ func newReportCmd() *cobra.Command {
 report.html again and prints the terminal summary (coloured only on a terminal; NO_COLOR turns colour
 off). Nothing is re-judged: the verdicts are the recorded ones.
 
-Exit codes: 0 every verdict passed, 1 a verdict failed, 2 a scenario could not be run or DIR is
+Exit codes: 0 every verdict passed, 1 a verdict failed, 3 none failed but some was INCONCLUSIVE,
+2 a scenario could not be run or DIR is
 missing or not a readable probegate report.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,14 +49,16 @@ missing or not a readable probegate report.`,
 	}
 }
 
-// reportExit turns a report's outcome into the command's exit: nil (0), a verdict failure (1) or
-// the first scenario error (2).
+// reportExit turns a report's outcome into the command's exit: nil (0), a verdict failure (1),
+// an inconclusive run (3) or the first scenario error (2).
 func reportExit(rep *reports.Report) error {
 	switch rep.ExitCode() {
 	case reports.ExitPass:
 		return nil
 	case reports.ExitFail:
 		return withCode(ExitFail, errFailed)
+	case reports.ExitInconclusive:
+		return withCode(ExitInconclusive, errFailed)
 	}
 	for _, s := range rep.Scenarios {
 		if s.Error != "" {

@@ -78,7 +78,7 @@ func TestReportExitCodesFollowVerdicts(t *testing.T) {
 			if err := xml.Unmarshal(raw, &suites); err != nil {
 				t.Fatalf("junit.xml: %v", err)
 			}
-			if (suites.Failures > 0) != (c.code == ExitFail || c.name == "a scenario errored") || (suites.Errors > 0) != (c.code == ExitError) {
+			if c.code == ExitOK && suites.Failures+suites.Errors > 0 || c.code == ExitFail && suites.Failures == 0 || c.code == ExitError && suites.Errors == 0 {
 				t.Errorf("junit.xml failures %d errors %d do not match exit %d", suites.Failures, suites.Errors, c.code)
 			}
 			if html, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || !strings.Contains(string(html), `<svg class="timeline"`) {
@@ -136,15 +136,30 @@ func TestReportBadDirectoryExitsTwoWithOneLine(t *testing.T) {
 	}
 }
 
-func TestReportExitSkippedOnlyPasses(t *testing.T) {
+// Problem 1 of issue 11: a scenario whose verdicts could not be shown used to count as passed and
+// exit 0; now it is INCONCLUSIVE and exits 3, in the terminal, junit.xml and report.html alike.
+func TestReportExitInconclusive(t *testing.T) {
 	dir := savedRun(t, func(r *reports.Report) {
 		r.Scenarios = r.Scenarios[:1]
 		for i := range r.Scenarios[0].Verdicts {
-			r.Scenarios[0].Verdicts[i].Status = verdict.Skip
+			r.Scenarios[0].Verdicts[i].Status = verdict.Pass
 		}
+		v := &r.Scenarios[0].Verdicts[0]
+		v.Status, v.At = verdict.Inconclusive, nil
+		v.Unshown = []string{"db-latency was skipped: no toxiproxy in front of the target's database"}
 	})
 	code, stdout, _ := runMain(t, "report", dir)
-	if code != ExitOK || !strings.Contains(stdout, "1 scenario: 0 passed, 0 failed, 1 skipped") {
+	if code != ExitInconclusive || !strings.Contains(stdout, "1 scenario: 0 passed, 0 failed, 1 inconclusive") ||
+		!strings.Contains(stdout, "could not show: db-latency was skipped") {
 		t.Errorf("exit %d, stdout:\n%s", code, stdout)
+	}
+	for _, f := range []string{"junit.xml", "report.html"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "db-latency was skipped") {
+			t.Errorf("%s does not name the skipped fault", f)
+		}
 	}
 }

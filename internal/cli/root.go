@@ -16,10 +16,11 @@ import (
 
 // Exit codes shared by every subcommand.
 const (
-	ExitOK      = 0 // everything passed
-	ExitFail    = 1 // a verdict (or a lint finding at or above --fail-on) failed
-	ExitError   = 2 // bad input, harness or setup error
-	exitSignals = 130
+	ExitOK           = 0 // everything passed
+	ExitFail         = 1 // a verdict (or a lint finding at or above --fail-on) failed
+	ExitError        = 2 // bad input, harness or setup error
+	ExitInconclusive = 3 // nothing failed, but some verdict could not be shown
+	exitSignals      = 130
 )
 
 // ExitError carries an exit code through cobra's error return.
@@ -39,8 +40,8 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
-// failed is returned by a command whose work ran but whose result is a failure (exit 1). The
-// command has already printed why.
+// failed is returned by a command whose work ran but whose result is a failure (exit 1) or
+// inconclusive (exit 3). The command has already printed why.
 var errFailed = errors.New("failed")
 
 // Main runs probegate with args and returns the process exit code.

@@ -41,7 +41,9 @@ With no --scenario, every scenario of the catalogue runs against the bundled goo
 kind cluster, which is created if it is not running. Writes OUT/report.json, junit.xml, report.html
 and each scenario's timeline.jsonl and requests.jsonl.
 
-Exit codes: 0 every verdict passed, 1 a verdict failed, 2 bad input or a harness/setup error.`,
+Exit codes: 0 every verdict passed, 1 a verdict failed, 3 nothing failed but some verdict was
+INCONCLUSIVE (what it needed was not there: a skipped fault, an effect not proven, a watch gap, an
+unknown restart cause, requests not attributable to a pod), 2 bad input or a harness/setup error.`,
 		Example: `  probegate run
   probegate run --scenario db-slowness --variant deep-liveness
   probegate run --scenario my-scenario.yaml --seed 7 --out _out/mine
@@ -112,14 +114,10 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 	wall := rep.Finished.Sub(rep.Started)
 	fmt.Fprintf(cmd.OutOrStdout(), "wall time %s for %d scenarios; sum of their fault+oracle spans %s (ratio %.2f)\nreport: %s\n",
 		wall.Round(time.Second), len(scs), span, wall.Seconds()/span.Seconds(), out)
-	switch code := rep.ExitCode(); code {
-	case reports.ExitPass:
-		return nil
-	case reports.ExitFail:
-		return withCode(ExitFail, errFailed)
-	default:
+	if rep.ExitCode() == reports.ExitError {
 		return withCode(ExitError, fmt.Errorf("%s", firstError(rep)))
 	}
+	return reportExit(rep)
 }
 
 // firstError is the first scenario error of a run, for the one-line exit message.

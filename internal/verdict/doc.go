@@ -27,6 +27,8 @@
 //	startup-not-killed            no startup or liveness kill during bootstrap
 //
 // Rules that need a fault to have acted FAIL when nothing happened ("nothing to judge"), so a run
-// whose fault silently did nothing cannot pass; they return SKIP only when the harness recorded the
-// fault as skipped (the target cannot take it).
+// whose fault silently did nothing cannot pass. A PASS must be earned: each rule declares what it
+// needs (Needs), and Evaluate makes a PASS INCONCLUSIVE when the run could not show it — a fault
+// skipped or without proof of effect, a watch gap, an unknown restart cause, unattributable
+// requests — naming each gap in Result.Unshown.
 package verdict

@@ -19,6 +19,7 @@ func init() {
 			{Name: "min-window", Kind: KindDuration, Default: "5s", Doc: "shortest stable window judged"},
 			{Name: "min-requests", Kind: KindInt, Default: "20", Doc: "fewest requests per ready pod (on average) for a window to be judged"},
 		},
+		Needs: NeedsEndpoints | NeedsAttribution,
 		Judge: judgeEvenShare,
 	})
 }

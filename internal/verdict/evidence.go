@@ -60,12 +60,13 @@ func windowWords(w oracle.Window) string {
 	return fmt.Sprintf("%s (%s)", w.String(), w.Explain)
 }
 
-// skipped returns a SKIP result when every selected fault was skipped, naming why.
-func skippedResult(skipped []FaultWindow) Result {
-	r := Result{Status: Skip, Expected: "the fault this rule judges to have been injected"}
-	r.Observed = "fault skipped: " + skipped[0].SkipNote
+// skippedResult is the INCONCLUSIVE result of a rule whose every selected fault was skipped.
+func skippedResult(skipped []timeline.FaultWindow) Result {
+	r := Result{Status: Inconclusive, Expected: "the fault this rule judges to have been injected"}
+	r.Observed = "not judged: fault skipped: " + skipped[0].SkipNote
 	for _, f := range skipped {
 		r.add(atEntry(f.Start, f.StartSeq, "%s skipped: %s", f.Type, f.SkipNote))
+		r.Unshown = append(r.Unshown, f.Unproven())
 	}
 	return r
 }

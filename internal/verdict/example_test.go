@@ -30,5 +30,5 @@ func ExampleEvaluate() {
 	// Output:
 	// FAIL at 15s
 	// a withdrawn after 6.5s; stall: 0 of 1 target pods withdrawn in window (need 1)
-	// seq 5 at 16.5s: a withdrawn 6.5s after the fault: LATE (deadline 5s)
+	// seq 6 at 16.5s: a withdrawn 6.5s after the fault: LATE (deadline 5s)
 }

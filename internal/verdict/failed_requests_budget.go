@@ -122,7 +122,7 @@ type failureClassifier struct {
 	eps       endpointHistory
 	pods      map[string]*podLife
 	deleted   []string
-	faults    []FaultWindow
+	faults    []timeline.FaultWindow
 	detection map[int]time.Duration // fault index → when its first target withdrew
 }
 

@@ -19,6 +19,7 @@ func init() {
 			{Name: "pods", Kind: KindList, Doc: "the pods expected to restart; default the faults' pods"},
 			{Name: "within", Kind: KindDuration, Doc: "override the window's deadline (offset from the fault start)"},
 		},
+		Needs: NeedsFaultEffect | NeedsRestarts,
 		Judge: judgeLivenessRestartInWindow,
 	})
 }

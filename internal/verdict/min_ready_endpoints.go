@@ -16,6 +16,7 @@ func init() {
 			{Name: "min", Kind: KindInt, Default: "1", Doc: "the least number of ready endpoints allowed"},
 			{Name: "grace", Kind: KindDuration, Default: "0s", Doc: "a dip shorter than this is tolerated (reported as a figure)"},
 		},
+		Needs: NeedsEndpoints,
 		Judge: judgeMinReadyEndpoints,
 	})
 }

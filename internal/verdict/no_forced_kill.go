@@ -18,6 +18,7 @@ func init() {
 			{Name: "tolerance", Kind: KindDuration, Default: "1s", Doc: "slack after deletion + grace before an exit counts as forced"},
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
 		},
+		Needs: NeedsFaultEffect,
 		Judge: judgeNoForcedKill,
 	})
 }

@@ -14,6 +14,7 @@ func init() {
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every pod)"},
 		},
+		Needs: NeedsRestarts,
 		Judge: judgeNoLivenessRestarts,
 	})
 }

@@ -18,6 +18,7 @@ func init() {
 			{Name: "count-reused", Kind: KindBool, Default: "false", Doc: "also fail on requests over reused connections"},
 			{Name: "require-withdrawal", Kind: KindBool, Default: "true", Doc: "fail when no endpoint was withdrawn at all"},
 		},
+		Needs: NeedsEndpoints | NeedsAttribution,
 		Judge: judgeNoTrafficAfterWithdrawal,
 	})
 }
@@ -83,8 +84,18 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	}
 	fresh, reused := 0, 0
 	var worst time.Duration
-	var leaks []Evidence // listed after the violations, which matter more
+	var leaks []Evidence         // listed after the violations, which matter more
+	inWindow, attributed := 0, 0 // requests sent while some pod was withdrawn, and of those, with a pod
 	for _, q := range in.sortedRequests() {
+		for _, s := range spans {
+			if q.T > s.from.T+allow && q.T < s.to {
+				inWindow++
+				if q.Pod != "" {
+					attributed++
+				}
+				break
+			}
+		}
 		for _, s := range byPod[q.Pod] {
 			if q.T <= s.from.T+allow || q.T >= s.to {
 				continue
@@ -112,6 +123,11 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	}
 	r.Observed = fmt.Sprintf("%d requests on new connections and %d on reused connections (keep-alive leakage) reached a withdrawn pod after the allowance; %d withdrawals",
 		fresh, reused, len(spans))
+	if inWindow > 0 && attributed == 0 && r.Status == Pass {
+		r.Status = Inconclusive
+		r.Unshown = append(r.Unshown, fmt.Sprintf("none of the %d requests sent while a pod was withdrawn could be attributed to a pod: the rule could not see where they went", inWindow))
+	}
+	r.figure("unattributed_while_withdrawn", float64(inWindow-attributed))
 	r.figure("after_withdrawal", float64(fresh))
 	r.figure("keepalive_leak", float64(reused))
 	r.figure("withdrawals", float64(len(spans)))

@@ -3,6 +3,8 @@ package verdict
 import (
 	"fmt"
 	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 func init() {
@@ -15,6 +17,7 @@ func init() {
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 			{Name: "pods", Kind: KindList, Doc: "target pods; default the fault's pods, else every pod ready when it starts"},
 		},
+		Needs: NeedsFaultEffect | NeedsEndpoints,
 		Judge: judgeReadinessNotWithdrawn,
 	})
 }
@@ -31,7 +34,7 @@ func judgeReadinessNotWithdrawn(in Input) Result {
 		tail = in.Oracle.Readiness.Detection.Deadline()
 	}
 	type span struct {
-		f        *FaultWindow
+		f        *timeline.FaultWindow
 		from, to time.Duration
 	}
 	var spans []span

@@ -21,6 +21,7 @@ func init() {
 			{Name: "within", Kind: KindDuration, Doc: "override the window's deadline (offset from the fault start)"},
 			{Name: "tolerance", Kind: KindDuration, Default: "250ms", Doc: "clock slack before the window's start"},
 		},
+		Needs: NeedsFaultEffect | NeedsEndpoints,
 		Judge: judgeReadinessWithdrawn,
 	})
 }
@@ -103,7 +104,7 @@ func judgeReadinessWithdrawn(in Input) Result {
 
 // faultTargets is the pods a readiness rule judges for fault f: the "pods" parameter, else the
 // fault's pods, else every pod whose endpoint was ready when the fault started.
-func faultTargets(in Input, f FaultWindow, eps endpointHistory) []string {
+func faultTargets(in Input, f timeline.FaultWindow, eps endpointHistory) []string {
 	if p := in.Params.List("pods"); len(p) > 0 {
 		return p
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 func init() {
@@ -19,6 +21,7 @@ func init() {
 			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the most ready at once between the load's start and the fault"},
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 		},
+		Needs: NeedsFaultEffect | NeedsEndpoints,
 		Judge: judgeRecoveryWithin,
 	})
 }
@@ -146,7 +149,7 @@ func baseline(in Input, eps endpointHistory, steps []readyStep, before time.Dura
 	return best
 }
 
-func refWords(f FaultWindow) string {
+func refWords(f timeline.FaultWindow) string {
 	if f.Reverted {
 		return "the revert"
 	}
@@ -154,7 +157,7 @@ func refWords(f FaultWindow) string {
 }
 
 // recoveryBound is the "within" parameter or the oracle's bound for fault f.
-func recoveryBound(in Input, f FaultWindow) (time.Duration, string) {
+func recoveryBound(in Input, f timeline.FaultWindow) (time.Duration, string) {
 	if in.Params.Has("within") {
 		return in.Params.Duration("within", 0), "scenario bound"
 	}

@@ -5,11 +5,13 @@ import "time"
 // Status is a verdict's outcome.
 type Status string
 
-// Verdict outcomes.
+// Verdict outcomes. A PASS must be earned: a rule that could not see what it judges (its fault was
+// skipped or had no proven effect, a watch gap hid part of its window, a restart's cause is
+// unknown, no request could be attributed) is INCONCLUSIVE, never PASS.
 const (
-	Pass Status = "PASS"
-	Fail Status = "FAIL"
-	Skip Status = "SKIP" // the rule does not apply to this run (for example no cooperative fault)
+	Pass         Status = "PASS"
+	Fail         Status = "FAIL"
+	Inconclusive Status = "INCONCLUSIVE"
 )
 
 // Evidence points at what decided a verdict: a timeline entry (Seq), a request (RequestSeq), or a
@@ -30,7 +32,9 @@ type Result struct {
 	Expected string         `json:"expected"`
 	Observed string         `json:"observed"`
 	At       *time.Duration `json:"at,omitempty"`
-	Evidence []Evidence     `json:"evidence,omitempty"`
+	// Unshown says, for an INCONCLUSIVE verdict, what could not be shown and why (one line each).
+	Unshown  []string   `json:"unshown,omitempty"`
+	Evidence []Evidence `json:"evidence,omitempty"`
 	// Figures holds the key numbers behind the verdict (for summaries and plots).
 	Figures map[string]float64 `json:"figures,omitempty"`
 	// Windows are the oracle windows the rule judged against, placed on the timeline.

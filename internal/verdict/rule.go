@@ -10,11 +10,13 @@ import (
 // Rule is one verdict rule: a pure function of the recorded run, registered by name so scenario
 // files can list it with parameters.
 type Rule struct {
-	Name   string                `json:"name"`
-	Title  string                `json:"title"`
-	Doc    string                `json:"doc"`
-	Params []ParamSpec           `json:"params,omitempty"`
-	Judge  func(in Input) Result `json:"-"`
+	Name   string      `json:"name"`
+	Title  string      `json:"title"`
+	Doc    string      `json:"doc"`
+	Params []ParamSpec `json:"params,omitempty"`
+	// Needs is what the judgement rests on; Evaluate refuses a PASS the run cannot back (see Needs).
+	Needs Needs                 `json:"-"`
+	Judge func(in Input) Result `json:"-"`
 }
 
 var (
@@ -133,6 +135,7 @@ func Evaluate(in Input, s Spec) (Result, error) {
 		res.Status = Fail
 		res.Observed = "rule returned no status (harness bug)"
 	}
+	r.Needs.gate(in, &res)
 	return res, nil
 }
 

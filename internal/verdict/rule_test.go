@@ -90,7 +90,7 @@ func TestFaultWindows(t *testing.T) {
 	b.Entry(timeline.Entry{T: 25 * s, Kind: timeline.KindFault, Fault: &timeline.FaultAction{Type: "freeze", Action: timeline.FaultInject,
 		Target: "target", Params: map[string]string{"pod": "pod/a"}}})
 	b.Entry(timeline.Entry{T: 28 * s, Kind: timeline.KindFault, Fault: &timeline.FaultAction{Type: "freeze", Action: timeline.FaultRevert}})
-	got := verdict.FaultWindows(b.Entries())
+	got := timeline.FaultWindows(b.Entries())
 	if len(got) != 6 {
 		t.Fatalf("%d windows, want 6: %+v", len(got), got)
 	}

@@ -65,7 +65,7 @@ func TestRules(t *testing.T) {
 			run:  base().Inject(10*s, "stall", "a").Restart(22*s, "a", timeline.CauseLiveness),
 			want: verdict.Fail, at: 22 * s},
 		{name: "fault skipped", rule: "liveness-restart-in-window",
-			run: base().Skip(10*s, "stall", "target has no admin endpoint"), want: verdict.Skip, observed: "no admin endpoint"},
+			run: base().Skip(10*s, "stall", "target has no admin endpoint"), want: verdict.Inconclusive, observed: "no admin endpoint"},
 		{name: "no fault at all", rule: "liveness-restart-in-window", run: base(), want: verdict.Fail, at: 0, observed: "no fault"},
 
 		// readiness-withdrawn-in-window: [1s, 3s] + 2s propagation = by 5s

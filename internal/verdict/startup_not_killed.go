@@ -17,6 +17,7 @@ func init() {
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every pod)"},
 		},
+		Needs: NeedsRestarts,
 		Judge: judgeStartupNotKilled,
 	})
 }

@@ -14,6 +14,7 @@ func init() {
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
 		},
+		Needs: NeedsFaultEffect | NeedsEndpoints,
 		Judge: judgeTerminatingBeforeExit,
 	})
 }

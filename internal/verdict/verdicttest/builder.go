@@ -38,7 +38,7 @@ type Builder struct {
 	eps      map[string]*timeline.EndpointState
 	restarts map[string]int32
 	oracle   oracle.Oracle
-	faults   []verdict.FaultWindow
+	faults   []timeline.FaultWindow
 	load     verdict.Span
 }
 
@@ -56,7 +56,7 @@ func New() *Builder {
 func (b *Builder) Oracle(o oracle.Oracle) *Builder { b.oracle = o; return b }
 
 // Faults sets Input.Faults explicitly (instead of deriving them from fault entries).
-func (b *Builder) Faults(f ...verdict.FaultWindow) *Builder { b.faults = f; return b }
+func (b *Builder) Faults(f ...timeline.FaultWindow) *Builder { b.faults = f; return b }
 
 // LoadSpan sets Input.Load explicitly.
 func (b *Builder) LoadSpan(from, to time.Duration) *Builder {
@@ -195,9 +195,27 @@ func (b *Builder) fault(t time.Duration, action, name, typ string, pod string, d
 }
 
 // Inject records a fault of type typ (named after it) injected on pod ("" for a shared fault such
-// as database slowness).
+// as database slowness), with its effect confirmed at the same instant.
 func (b *Builder) Inject(t time.Duration, typ, pod string) *Builder {
+	return b.InjectUnproven(t, typ, pod).Observe(t, typ, pod, timeline.EffectConfirmed)
+}
+
+// InjectUnproven records a fault injected with no proof of its effect (add one with Observe).
+func (b *Builder) InjectUnproven(t time.Duration, typ, pod string) *Builder {
 	return b.fault(t, timeline.FaultInject, typ, typ, pod, "")
+}
+
+// Observe records the fault named typ's proof of effect while it acts: effect is
+// timeline.EffectConfirmed or timeline.EffectNotObserved.
+func (b *Builder) Observe(t time.Duration, typ, pod, effect string) *Builder {
+	b.fault(t, timeline.FaultObserve, typ, typ, pod, "verdicttest: "+effect)
+	b.entries[len(b.entries)-1].Fault.Params = map[string]string{timeline.ParamEffect: effect, timeline.ParamPhase: timeline.PhaseDuring}
+	return b
+}
+
+// WatchGap records an observer's watch-gap mark at t.
+func (b *Builder) WatchGap(t time.Duration, detail string) *Builder {
+	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindMark, Mark: &timeline.Mark{Name: timeline.MarkWatchGap, Detail: detail}})
 }
 
 // Revert records the revert of the fault named typ.

@@ -1,0 +1,95 @@
+package verdict
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// Needs names what a rule's judgement rests on. After the rule has judged, Evaluate checks that the
+// run recorded it: a PASS that rests on something the run could not see becomes INCONCLUSIVE, with
+// each missing thing named in Result.Unshown. A FAIL stands (its evidence is real), except for a
+// rule that judges a fault's effect when none of its faults acted: there was nothing to judge.
+type Needs uint8
+
+// What a rule may need.
+const (
+	// NeedsFaultEffect: the rule judges what its faults did, so they must have been injected with
+	// their effect proven (timeline.FaultWindow.Acted).
+	NeedsFaultEffect Needs = 1 << iota
+	// NeedsEndpoints: the rule reads EndpointSlice transitions; a watch gap during the run may hide
+	// a withdrawal that came and went.
+	NeedsEndpoints
+	// NeedsRestarts: the rule reads restarts and their causes; a watch gap may hide one and an
+	// unknown cause may be the one the rule forbids.
+	NeedsRestarts
+	// NeedsAttribution: the rule reads which pod served each request.
+	NeedsAttribution
+)
+
+// gate applies the run's blind spots to res (see Needs).
+func (n Needs) gate(in Input, res *Result) {
+	var unshown []string
+	active, skipped := in.selectedFaults()
+	acted := 0
+	for _, f := range active {
+		if f.Acted() {
+			acted++
+		} else {
+			unshown = append(unshown, f.Unproven())
+		}
+	}
+	for _, f := range skipped {
+		unshown = append(unshown, f.Unproven())
+	}
+	noFaultActed := acted == 0 && len(active)+len(skipped) > 0
+	if n&(NeedsEndpoints|NeedsRestarts) != 0 {
+		span, ok := in.judgedSpan()
+		for _, g := range timeline.WatchGaps(in.Entries) {
+			if !ok || (g.To >= span.Start && g.From <= span.End) {
+				unshown = append(unshown, fmt.Sprintf("a watch gap at %s–%s (%s) may hide changes in that stretch", dur(g.From), dur(g.To), g.Detail))
+			}
+		}
+	}
+	if n&NeedsRestarts != 0 {
+		only := setOf(in.Params.List("pods"))
+		for _, e := range in.Entries {
+			if e.Kind == timeline.KindRestart && e.Restart != nil && e.Restart.Cause == timeline.CauseUnknown && (len(only) == 0 || only[e.Pod]) {
+				unshown = append(unshown, fmt.Sprintf("%s container %s restarted at %s for an unknown cause (%s)", e.Pod, e.Restart.Container, dur(e.T), e.Restart.Evidence))
+			}
+		}
+	}
+	if n&NeedsAttribution != 0 && len(in.Requests) > 0 && !slices.ContainsFunc(in.Requests, func(q timeline.Request) bool { return q.Pod != "" }) {
+		unshown = append(unshown, fmt.Sprintf("none of the %d requests could be attributed to a pod (the target names no pod in its responses)", len(in.Requests)))
+	}
+	if len(unshown) == 0 {
+		return
+	}
+	switch {
+	case res.Status == Pass, res.Status == Inconclusive:
+	case res.Status == Fail && n&NeedsFaultEffect != 0 && noFaultActed:
+		res.Observed = "not judged: no fault acted (" + res.Observed + ")"
+		res.At = nil
+	default:
+		return
+	}
+	res.Status = Inconclusive
+	for _, u := range unshown {
+		if !slices.Contains(res.Unshown, u) {
+			res.Unshown = append(res.Unshown, u)
+		}
+	}
+}
+
+// judgedSpan is the stretch a rule judges: the load, widened to every fault window.
+func (in Input) judgedSpan() (Span, bool) {
+	s, ok := in.loadSpan()
+	for _, f := range in.faults() {
+		if !ok {
+			s, ok = Span{Start: f.Start, End: f.End}, true
+		}
+		s.Start, s.End = min(s.Start, f.Start), max(s.End, f.End)
+	}
+	return s, ok
+}
