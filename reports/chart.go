@@ -342,7 +342,7 @@ func buildChart(id string, s *ScenarioReport, entries []timeline.Entry, reqs []t
 
 	// Lanes, one per pod in order of first appearance.
 	pods := lanePods(entries)
-	bands := EndpointBands(entries, end)
+	bands := timeline.Endpoints(entries).Bands(end)
 	laneY := map[string]float64{}
 	y := laneTop
 	for i, pod := range pods {
@@ -462,7 +462,7 @@ func shortPod(pod string) string {
 // laneBands draws the pod's endpoint bands as three thin rows: ready (green, or pale red while
 // the endpoint exists but is not ready), serving, terminating. Adjacent stretches with the same
 // value merge into one rectangle.
-func laneBands(sc scale, pod string, bands []EndpointBand, y float64) []rectView {
+func laneBands(sc scale, pod string, bands []timeline.EndpointBand, y float64) []rectView {
 	type row struct {
 		class string
 		y, h  float64
@@ -476,7 +476,7 @@ func laneBands(sc scale, pod string, bands []EndpointBand, y float64) []rectView
 	}
 	var out []rectView
 	for _, r := range rows {
-		var cur *EndpointBand
+		var cur *timeline.EndpointBand
 		flush := func() {
 			if cur == nil {
 				return

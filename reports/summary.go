@@ -118,7 +118,7 @@ func Summarise(entries []timeline.Entry, reqs []timeline.Request) Summary {
 			pod(e.Pod).Restarts++
 		}
 	}
-	for _, b := range EndpointBands(entries, s.Span) {
+	for _, b := range timeline.Endpoints(entries).Bands(s.Span) {
 		p := pod(b.Pod)
 		d := b.To - b.From
 		switch {
@@ -191,7 +191,7 @@ func requestFigures(entries []timeline.Entry, reqs []timeline.Request) RequestFi
 			if f.FailedByClass == nil {
 				f.FailedByClass = map[string]int{}
 			}
-			f.FailedByClass[string(failureClass(q))]++
+			f.FailedByClass[string(q.Class())]++
 		}
 		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		f.P50 = quantile(lat, 0.50)
@@ -204,20 +204,6 @@ func requestFigures(entries []timeline.Entry, reqs []timeline.Request) RequestFi
 	return f
 }
 
-// failureClass names why a request failed, deriving a class from the status when the load
-// generator left none.
-func failureClass(q timeline.Request) timeline.ErrorClass {
-	switch {
-	case q.Error != timeline.ErrNone:
-		return q.Error
-	case q.Status >= 500:
-		return timeline.ErrHTTP5xx
-	case q.Status != 0:
-		return timeline.ErrHTTPOther
-	}
-	return timeline.ErrOther
-}
-
 // quantile is the nearest-rank quantile of sorted values.
 func quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
@@ -226,55 +212,6 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	rank := int(q*float64(len(sorted))+0.999999999) - 1
 	rank = min(max(rank, 0), len(sorted)-1)
 	return sorted[rank]
-}
-
-// EndpointBand is a stretch of time during which one pod's endpoint had one set of conditions.
-type EndpointBand struct {
-	Pod   string
-	From  time.Duration
-	To    time.Duration
-	State timeline.EndpointState
-}
-
-// EndpointBands turns EndpointTransition entries into per-pod bands of constant state, closing
-// open bands at end. An endpoint is keyed by pod (or by address when the entry names no pod).
-func EndpointBands(entries []timeline.Entry, end time.Duration) []EndpointBand {
-	type open struct {
-		from  time.Duration
-		state timeline.EndpointState
-	}
-	cur := map[string]*open{}
-	var order []string
-	var out []EndpointBand
-	closeBand := func(key string, at time.Duration) {
-		if o := cur[key]; o != nil {
-			if at > o.from {
-				out = append(out, EndpointBand{Pod: key, From: o.from, To: at, State: o.state})
-			}
-			delete(cur, key)
-		}
-	}
-	for _, e := range entries {
-		if e.Endpoint == nil {
-			continue
-		}
-		key := e.Pod
-		if key == "" {
-			key = e.Endpoint.Address
-		}
-		if _, seen := cur[key]; !seen && !contains(order, key) {
-			order = append(order, key)
-		}
-		closeBand(key, e.T)
-		if e.Endpoint.To != nil && e.Endpoint.Change != timeline.EndpointRemoved {
-			cur[key] = &open{from: e.T, state: *e.Endpoint.To}
-		}
-	}
-	for _, key := range order {
-		closeBand(key, max(end, 0))
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].From < out[j].From })
-	return out
 }
 
 func contains(list []string, s string) bool {

@@ -156,7 +156,7 @@ func TestEndpointBandsCloseAtEnd(t *testing.T) {
 	b := reportstest.New()
 	b.Ready(2*s, "a")
 	b.NotReady(5*s, "a")
-	bands := reports.EndpointBands(b.TL.Entries(), 9*s)
+	bands := timeline.Endpoints(b.TL.Entries()).Bands(9 * s)
 	if len(bands) != 2 {
 		t.Fatalf("bands = %+v", bands)
 	}

@@ -48,24 +48,12 @@ func (o *informerObservation) ReadyEndpoints() int {
 	return ReadyEndpoints(o.tl.Filter(timeline.KindEndpoint))
 }
 
-// ReadyEndpoints counts the endpoints whose latest transition among entries left them ready and
-// not terminating.
+// ReadyEndpoints counts the endpoints whose latest transition among entries left them in rotation.
 func ReadyEndpoints(entries []timeline.Entry) int {
-	state := map[string]bool{}
-	for _, e := range entries {
-		if e.Endpoint == nil {
-			continue
-		}
-		key := e.Pod
-		if key == "" {
-			key = e.Endpoint.Address
-		}
-		to := e.Endpoint.To
-		state[key] = to != nil && e.Endpoint.Change != timeline.EndpointRemoved && to.Ready && !to.Terminating
-	}
+	h := timeline.Endpoints(entries)
 	n := 0
-	for _, ready := range state {
-		if ready {
+	for _, p := range h.Pods {
+		if steps := h.ByPod[p]; steps[len(steps)-1].InRotation() {
 			n++
 		}
 	}

@@ -43,11 +43,11 @@ func TestReadyEndpointsFromTimeline(t *testing.T) {
 	ready := &timeline.EndpointState{Ready: true, Serving: true}
 	term := &timeline.EndpointState{Serving: true, Terminating: true}
 	entries := []timeline.Entry{
-		{Pod: "a", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
-		{Pod: "b", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
-		{Pod: "c", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
-		{Pod: "b", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointChanged, From: ready, To: term}},
-		{Pod: "c", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointRemoved, From: ready}},
+		{Kind: timeline.KindEndpoint, Pod: "a", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
+		{Kind: timeline.KindEndpoint, Pod: "b", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
+		{Kind: timeline.KindEndpoint, Pod: "c", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
+		{Kind: timeline.KindEndpoint, Pod: "b", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointChanged, From: ready, To: term}},
+		{Kind: timeline.KindEndpoint, Pod: "c", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointRemoved, From: ready}},
 	}
 	if n := ReadyEndpoints(entries); n != 1 {
 		t.Fatalf("ready endpoints = %d, want 1", n)

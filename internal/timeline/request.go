@@ -39,5 +39,21 @@ type Request struct {
 // OK reports whether the request succeeded.
 func (r Request) OK() bool { return r.Error == ErrNone && r.Status >= 200 && r.Status < 400 }
 
+// Class names why the request failed (ErrNone when it succeeded), deriving a class from the status
+// when the load generator left none.
+func (r Request) Class() ErrorClass {
+	switch {
+	case r.OK():
+		return ErrNone
+	case r.Error != ErrNone:
+		return r.Error
+	case r.Status >= 500:
+		return ErrHTTP5xx
+	case r.Status != 0:
+		return ErrHTTPOther
+	}
+	return ErrOther
+}
+
 // End is the instant the response completed, as an offset from the timeline's start.
 func (r Request) End() time.Duration { return r.T + r.Latency }

@@ -42,7 +42,7 @@ func judgeEvenShare(in Input) Result {
 		seq      int64
 		ready    []string
 	}
-	windows := []window{{from: load.Start, ready: eps.readyAt(load.Start)}}
+	windows := []window{{from: load.Start, ready: eps.ReadyAt(load.Start)}}
 	for _, s := range eps.steps() {
 		if s.T <= load.Start || s.T > load.End {
 			continue

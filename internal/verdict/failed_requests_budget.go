@@ -145,7 +145,7 @@ func newFailureClassifier(in Input, allow time.Duration) *failureClassifier {
 		}
 		first := end
 		for _, pod := range faultTargets(Input{}, f, c.eps) {
-			if !c.eps.at(pod, f.Start).serving() {
+			if !c.eps.At(pod, f.Start).InRotation() {
 				first = f.Start // already out of rotation: nothing left to detect
 				break
 			}
@@ -177,7 +177,7 @@ func (c *failureClassifier) classify(q timeline.Request) (class, why string) {
 		}
 	}
 	if q.Pod != "" {
-		if s := c.eps.at(q.Pod, q.T-c.allow); s.Seq != 0 && !s.serving() {
+		if s := c.eps.At(q.Pod, q.T-c.allow); s.Seq != 0 && !s.InRotation() {
 			return FailWithdrawn, fmt.Sprintf("%s withdrawn at %s", q.Pod, dur(s.T))
 		}
 	}

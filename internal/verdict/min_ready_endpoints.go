@@ -41,7 +41,7 @@ func judgeMinReadyEndpoints(in Input) Result {
 		pod   string
 		ready []string
 	}
-	steps := []step{{t: load.Start, ready: eps.readyAt(load.Start)}}
+	steps := []step{{t: load.Start, ready: eps.ReadyAt(load.Start)}}
 	for _, s := range eps.steps() {
 		if s.T > load.Start && s.T <= load.End {
 			steps = append(steps, step{s.T, s.Seq, s.Pod, s.Ready})

@@ -3,6 +3,8 @@ package verdict
 import (
 	"fmt"
 	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 func init() {
@@ -26,7 +28,7 @@ func init() {
 // withdrawnSpan is a pod out of rotation: from its withdrawal to its return (or the end).
 type withdrawnSpan struct {
 	pod  string
-	from epState
+	from timeline.EndpointStep
 	to   time.Duration // when the endpoint was ready again; maxDuration when never
 }
 
@@ -34,7 +36,7 @@ const maxDuration = time.Duration(1<<63 - 1)
 
 func withdrawnSpans(eps endpointHistory) []withdrawnSpan {
 	var out []withdrawnSpan
-	for _, pod := range eps.pods {
+	for _, pod := range eps.Pods {
 		t := time.Duration(-1 << 62)
 		for {
 			w, ok := eps.withdrawal(pod, t)

@@ -63,7 +63,7 @@ func judgeReadinessNotWithdrawn(in Input) Result {
 		if s.f != nil {
 			targets = faultTargets(in, *s.f, eps)
 		} else if targets = in.Params.List("pods"); len(targets) == 0 {
-			targets = eps.readyAt(s.from)
+			targets = eps.ReadyAt(s.from)
 		}
 		for _, pod := range targets {
 			judged++

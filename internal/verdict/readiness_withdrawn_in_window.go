@@ -111,5 +111,5 @@ func faultTargets(in Input, f timeline.FaultWindow, eps endpointHistory) []strin
 	if len(f.Pods) > 0 {
 		return f.Pods
 	}
-	return eps.readyAt(f.Start)
+	return eps.ReadyAt(f.Start)
 }

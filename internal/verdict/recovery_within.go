@@ -62,7 +62,7 @@ func judgeRecoveryWithin(in Input) Result {
 		}
 		// Recovery is the first rise back to ≥ need after the count is first below need at or after
 		// ref (none needed when it never drops). Later dips are listed, not failed: other rules judge them.
-		low := len(eps.readyAt(ref)) < need
+		low := len(eps.ReadyAt(ref)) < need
 		found := false
 		recovered, seq := ref, int64(0)
 		laterDips := 0
@@ -102,7 +102,7 @@ func judgeRecoveryWithin(in Input) Result {
 		}
 		if !found {
 			r.failAt(ref + within)
-			r.add(atEntry(ref, f.EndSeq, "%s ended; %d ready endpoints never came back (%d at %s)", f.Type, need, len(eps.readyAt(until)), dur(until)))
+			r.add(atEntry(ref, f.EndSeq, "%s ended; %d ready endpoints never came back (%d at %s)", f.Type, need, len(eps.ReadyAt(until)), dur(until)))
 			observed = append(observed, fmt.Sprintf("%s: not recovered by %s", f.Type, dur(until)))
 			continue
 		}
@@ -114,7 +114,7 @@ func judgeRecoveryWithin(in Input) Result {
 			note += " (LATE)"
 		}
 		if seq != 0 {
-			r.add(atEntry(recovered, seq, "%s: %s (%s)", f.Type, note, strings.Join(eps.readyAt(recovered), ", ")))
+			r.add(atEntry(recovered, seq, "%s: %s (%s)", f.Type, note, strings.Join(eps.ReadyAt(recovered), ", ")))
 		} else {
 			r.add(atTime(ref, "%s: the ready count never dropped below %d", f.Type, need))
 		}
@@ -139,7 +139,7 @@ func baseline(in Input, eps endpointHistory, steps []readyStep, before time.Dura
 	best := 0
 	if load, ok := in.loadSpan(); ok && load.Start < before {
 		from = load.Start
-		best = len(eps.readyAt(from))
+		best = len(eps.ReadyAt(from))
 	}
 	for _, s := range steps {
 		if s.T >= from && s.T < before {

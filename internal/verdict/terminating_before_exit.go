@@ -39,14 +39,14 @@ func judgeTerminatingBeforeExit(in Input) Result {
 			observed = append(observed, name+": exit not observed")
 			continue
 		}
-		before := eps.at(name, exit.T-1)
-		if len(eps.byPod[name]) == 0 {
+		before := eps.At(name, exit.T-1)
+		if len(eps.ByPod[name]) == 0 {
 			r.failAt(exit.T)
 			r.add(atEntry(exit.T, exit.Seq, "%s exited; it never had an endpoint on the timeline", name))
 			observed = append(observed, name+": no endpoint seen")
 			continue
 		}
-		if before.serving() {
+		if before.InRotation() {
 			r.failAt(exit.T)
 			r.add(atEntry(p.Deleting.T, p.Deleting.Seq, "%s deleting", name))
 			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) while its endpoint was still ready", name, exitWords(exit)))
