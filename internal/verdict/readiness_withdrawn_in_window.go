@@ -12,14 +12,18 @@ func init() {
 	Register(Rule{
 		Name:  "readiness-withdrawn-in-window",
 		Title: "The faulted pods' endpoints go ready=false within the readiness window",
-		Doc: "For each fault, each target pod's endpoint must turn ready=false (or be removed) within the oracle's " +
-			"readiness detection window after the fault starts (plus propagation).",
+		Doc: "For each fault, each target pod's endpoint must turn ready=false within the oracle's readiness " +
+			"detection window after the fault starts (plus propagation), by readiness: the container still running " +
+			"and the pod not terminating (a crash, a restart or a deletion is not a withdrawal). With hold (the " +
+			"default) it must stay withdrawn while the fault lasts, less the hysteresis successThreshold × period " +
+			"allows; coming back earlier is flapping.",
 		Params: []ParamSpec{
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 			{Name: "pods", Kind: KindList, Doc: "target pods; default the fault's pods, else every pod ready when it starts"},
 			{Name: "min-withdrawn", Kind: KindInt, Doc: "how many target pods must withdraw in window; default all"},
 			{Name: "within", Kind: KindDuration, Doc: "override the window's deadline (offset from the fault start)"},
 			{Name: "tolerance", Kind: KindDuration, Default: "250ms", Doc: "clock slack before the window's start"},
+			{Name: "hold", Kind: KindBool, Default: "true", Doc: "the pod must stay withdrawn while the fault lasts"},
 		},
 		Needs: NeedsFaultEffect | NeedsEndpoints,
 		Judge: judgeReadinessWithdrawn,
@@ -48,6 +52,9 @@ func judgeReadinessWithdrawn(in Input) Result {
 		return r
 	}
 	eps := buildEndpoints(in.Entries)
+	pods := buildPods(in.Entries)
+	hold := in.Params.Bool("hold", true)
+	hysteresis := time.Duration(max(in.Oracle.Readiness.Probe.SuccessThreshold, 1)) * in.Oracle.Readiness.Probe.Period
 	var observed []string
 	var worst float64
 	var why []Evidence // the kubelet's words, listed after the withdrawals
@@ -77,6 +84,18 @@ func judgeReadinessWithdrawn(in Input) Result {
 			}
 			d := s.T - f.Start
 			worst = max(worst, secs(d))
+			if why, ok := notByReadiness(s, pods[pod], f.Start, in.Oracle.Propagation); ok {
+				r.add(atEntry(s.T, s.Seq, "%s left rotation %s after the fault, but not by readiness: %s", pod, dur(d), why))
+				observed = append(observed, fmt.Sprintf("%s: %s, not withdrawn by readiness", pod, why))
+				continue
+			}
+			if back, ok := eps.readyAgain(pod, s.T+1); ok && hold && f.Reverted && back.T < f.End-hysteresis && d+tol >= w.Min && d <= deadline &&
+				!replaced(pods[pod], s.T, back.T) {
+				r.add(atEntry(back.T, back.Seq, "%s withdrawn %s after the fault but ready again at %s, %s before the fault ended (hysteresis allows %s): FLAPPING",
+					pod, dur(d), dur(back.T), dur(f.End-back.T), dur(hysteresis)))
+				observed = append(observed, fmt.Sprintf("%s flapped back to ready mid-fault", pod))
+				continue
+			}
 			switch {
 			case d+tol < w.Min:
 				r.add(atEntry(s.T, s.Seq, "%s withdrawn %s after the fault: EARLIER than the probe allows", pod, dur(d)))
@@ -112,4 +131,47 @@ func faultTargets(in Input, f timeline.FaultWindow, eps endpointHistory) []strin
 		return f.Pods
 	}
 	return eps.ReadyAt(f.Start)
+}
+
+// notByReadiness says why a pod's departure from rotation at s was not a readiness withdrawal: its
+// endpoint was removed or terminating, or its container had exited (a crash or a kill shows as a
+// terminated state no later than propagation after the endpoint changed).
+func notByReadiness(s timeline.EndpointStep, p *podLife, faultStart, propagation time.Duration) (string, bool) {
+	switch {
+	case !s.Present:
+		return "its endpoint was removed", true
+	case s.Terminating:
+		return "it was terminating", true
+	}
+	if p == nil {
+		return "", false
+	}
+	if p.Deleting != nil && p.Deleting.T <= s.T {
+		return fmt.Sprintf("it was being deleted (from %s)", dur(p.Deleting.T)), true
+	}
+	for _, x := range p.Exits {
+		if x.T >= faultStart && x.T <= s.T+propagation {
+			return fmt.Sprintf("its container %s exited at %s (%s)", x.Container, dur(x.T), x.Reason), true
+		}
+	}
+	return "", false
+}
+
+// replaced reports whether the pod's container exited or restarted in (from, to]: a new process
+// is not the faulted one, so its coming back is recovery, not flapping.
+func replaced(p *podLife, from, to time.Duration) bool {
+	if p == nil {
+		return false
+	}
+	for _, x := range p.Exits {
+		if x.T > from && x.T <= to {
+			return true
+		}
+	}
+	for _, e := range p.Restarts {
+		if e.T > from && e.T <= to {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,57 @@
+package verdict_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/internal/verdict"
+	vt "github.com/probegate/probegate/internal/verdict/verdicttest"
+)
+
+// Issue 12, problem 1: readiness-withdrawn-in-window accepted any ready→not-ready transition and
+// never checked that the pod stayed withdrawn. Each run below used to PASS.
+func TestWithdrawalMeansReadiness(t *testing.T) {
+	dbSlow := func() *vt.Builder { return base().Inject(10*s, "db-latency", "a").Revert(30*s, "db-latency", "a") }
+	cases := []struct {
+		name     string
+		run      *vt.Builder
+		want     verdict.Status
+		evidence string
+	}{
+		{name: "withdrawn and held", run: dbSlow().NotReady(13*s, "a").Ready(31*s, "a"),
+			want: verdict.Pass, evidence: "(in window)"},
+		{name: "crashed instead", run: dbSlow().Exited(ms(12900), "a", 2).NotReady(13*s, "a"),
+			want: verdict.Fail, evidence: "not by readiness: its container"},
+		{name: "flapped back mid-fault", run: dbSlow().NotReady(13*s, "a").Ready(20*s, "a"),
+			want: verdict.Fail, evidence: "FLAPPING"},
+		{name: "restarted by liveness, then back: not flapping", run: dbSlow().NotReady(13*s, "a").Restart(18*s, "a", timeline.CauseLiveness).Ready(20*s, "a"),
+			want: verdict.Pass, evidence: "(in window)"},
+		{name: "deleted instead", run: dbSlow().Deleting(12*s, "a", 30*s).Terminating(13*s, "a"),
+			want: verdict.Fail, evidence: "not by readiness"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := verdict.Evaluate(c.run.Input(), verdict.Spec{Rule: "readiness-withdrawn-in-window", Params: map[string]string{"fault": "db-latency"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != c.want {
+				t.Fatalf("status %s, want %s: %s", res.Status, c.want, res.Observed)
+			}
+			var notes []string
+			for _, e := range res.Evidence {
+				notes = append(notes, e.Note)
+			}
+			if !strings.Contains(strings.Join(notes, "\n"), c.evidence) {
+				t.Errorf("evidence %q lacks %q", notes, c.evidence)
+			}
+		})
+	}
+	// hold=false accepts a pod that sheds load and comes back (overload's oscillation).
+	r := dbSlow().NotReady(13*s, "a").Ready(20*s, "a")
+	res, _ := verdict.Evaluate(r.Input(), verdict.Spec{Rule: "readiness-withdrawn-in-window", Params: map[string]string{"fault": "db-latency", "hold": "false"}})
+	if res.Status != verdict.Pass {
+		t.Errorf("hold=false: %s %s", res.Status, res.Observed)
+	}
+}
