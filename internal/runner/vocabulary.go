@@ -18,6 +18,7 @@ func Vocabulary(faults FaultBuilder) scenario.Vocabulary {
 	v := scenario.Vocabulary{
 		Rules:      verdict.Names(),
 		RuleParams: verdict.CheckParams,
+		Defaults:   verdict.Defaults(),
 		Variants:   VariantNames(),
 		OracleParams: func(p map[string]string) error {
 			_, err := oracle.ParseOptions(p)

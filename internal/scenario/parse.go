@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,6 +22,8 @@ type Vocabulary struct {
 	FaultParams func(faultType string, params map[string]string) error
 	// OracleParams, when set, checks the scenario's oracle options.
 	OracleParams func(params map[string]string) error
+	// Defaults are rules every scenario is judged by: appended to its expect list unless listed.
+	Defaults []string
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
@@ -155,6 +158,11 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 			})
 			if resolve(n).Kind == yaml.SequenceNode && len(resolve(n).Content) == 0 {
 				r.fail(n, p, "must name at least one verdict rule")
+			}
+			for _, d := range vocab.Defaults {
+				if !slices.Contains(s.Rules(), d) {
+					s.Expect = append(s.Expect, Expectation{Rule: d})
+				}
 			}
 		}},
 	})

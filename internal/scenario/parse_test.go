@@ -248,3 +248,16 @@ func TestParseParamChecks(t *testing.T) {
 		t.Fatalf("fault params err = %v", err)
 	}
 }
+
+// Default rules join every scenario's expect list, once, after the listed ones.
+func TestParseAppendsDefaultRules(t *testing.T) {
+	v := testVocab
+	v.Defaults = []string{"failed-requests-budget", "no-liveness-restarts"}
+	s, err := Parse("x.yaml", []byte("name: x\nload: {rate: 10, duration: 10s}\nexpect: [no-liveness-restarts]\n"), v)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if got := strings.Join(s.Rules(), ","); got != "no-liveness-restarts,failed-requests-budget" {
+		t.Errorf("rules = %s, want the listed one then the missing default", got)
+	}
+}

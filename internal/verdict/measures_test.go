@@ -1,6 +1,7 @@
 package verdict_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,5 +54,40 @@ func TestWithdrawalMeansReadiness(t *testing.T) {
 	res, _ := verdict.Evaluate(r.Input(), verdict.Spec{Rule: "readiness-withdrawn-in-window", Params: map[string]string{"fault": "db-latency", "hold": "false"}})
 	if res.Status != verdict.Pass {
 		t.Errorf("hold=false: %s %s", res.Status, res.Observed)
+	}
+}
+
+// Issue 12, problem 2: no-liveness-restarts passed app crashes, OOM kills and startup kills; the
+// default rule no-unexpected-restarts fails every restart the scenario's faults do not explain.
+func TestNoUnexpectedRestarts(t *testing.T) {
+	cases := []struct {
+		name string
+		run  *vt.Builder
+		want verdict.Status
+	}{
+		{"crash during db slowness", base().Inject(10*s, "db-latency", "").Restart(15*s, "a", timeline.CauseAppExit), verdict.Fail},
+		{"oom", base().Restart(15*s, "b", timeline.CauseOOM), verdict.Fail},
+		{"startup kill", base().Restart(15*s, "b", timeline.CauseStartup), verdict.Fail},
+		{"liveness kill of the frozen pod", base().Inject(10*s, "freeze", "a").Restart(25*s, "a", timeline.CauseLiveness), verdict.Pass},
+		{"liveness kill of a bystander", base().Inject(10*s, "freeze", "a").Restart(25*s, "b", timeline.CauseLiveness), verdict.Fail},
+		{"liveness kill before the freeze", base().Restart(5*s, "a", timeline.CauseLiveness).Inject(10*s, "freeze", "a"), verdict.Fail},
+		{"deletion by pod-delete", base().Inject(10*s, "pod-delete", "a").Restart(12*s, "a", timeline.CauseDeletion), verdict.Pass},
+		{"deletion with the fault skipped", base().Skip(10*s, "pod-delete", "no pod").Restart(12*s, "a", timeline.CauseDeletion), verdict.Fail},
+		{"no restarts", base(), verdict.Pass},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := verdict.Evaluate(c.run.Input(), verdict.Spec{Rule: "no-unexpected-restarts"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != c.want {
+				t.Fatalf("status %s, want %s: %s", res.Status, c.want, res.Observed)
+			}
+		})
+	}
+	// Every scenario is judged by it, listed or not.
+	if !slices.Contains(verdict.Defaults(), "no-unexpected-restarts") {
+		t.Errorf("defaults = %v", verdict.Defaults())
 	}
 }

@@ -15,8 +15,10 @@ type Rule struct {
 	Doc    string      `json:"doc"`
 	Params []ParamSpec `json:"params,omitempty"`
 	// Needs is what the judgement rests on; Evaluate refuses a PASS the run cannot back (see Needs).
-	Needs Needs                 `json:"-"`
-	Judge func(in Input) Result `json:"-"`
+	Needs Needs `json:"-"`
+	// Default rules judge every scenario, listed in its expect or not.
+	Default bool                  `json:"default,omitempty"`
+	Judge   func(in Input) Result `json:"-"`
 }
 
 var (
@@ -63,6 +65,17 @@ func Names() []string {
 	out := make([]string, len(rules))
 	for i, r := range rules {
 		out[i] = r.Name
+	}
+	return out
+}
+
+// Defaults returns the names of the rules every scenario is judged by, sorted.
+func Defaults() []string {
+	var out []string
+	for _, r := range Rules() {
+		if r.Default {
+			out = append(out, r.Name)
+		}
 	}
 	return out
 }

@@ -15,7 +15,7 @@ import (
 func TestRegistryListsEveryRule(t *testing.T) {
 	want := []string{
 		"even-share", "failed-requests-budget", "liveness-restart-in-window", "min-ready-endpoints", "no-forced-kill",
-		"no-liveness-restarts", "no-traffic-after-withdrawal", "readiness-not-withdrawn", "readiness-withdrawn-in-window",
+		"no-liveness-restarts", "no-traffic-after-withdrawal", "no-unexpected-restarts", "readiness-not-withdrawn", "readiness-withdrawn-in-window",
 		"recovery-within", "startup-not-killed", "terminating-before-exit",
 	}
 	if got := verdict.Names(); !reflect.DeepEqual(got, want) {
