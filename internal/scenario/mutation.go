@@ -10,14 +10,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Mutation says that running Scenario against the anti-pattern Variant must make Rule FAIL. A
-// variant that passes its designated rule means the harness cannot see the mistake: a harness bug.
+// Mutation says that running Scenario against the anti-pattern Variant must make Rule (and each of
+// Also, in the same run) FAIL. A variant that passes a designated rule means the harness cannot see
+// the mistake: a harness bug.
 type Mutation struct {
-	Variant  string `json:"variant"`
-	Scenario string `json:"scenario"`
-	Rule     string `json:"rule"`
-	Why      string `json:"why,omitempty"`
-	Line     int    `json:"-"`
+	Variant  string   `json:"variant"`
+	Scenario string   `json:"scenario"`
+	Rule     string   `json:"rule"`
+	Also     []string `json:"also,omitempty"`
+	Why      string   `json:"why,omitempty"`
+	Line     int      `json:"-"`
 }
 
 // Matrix is the mutation matrix: every anti-pattern variant with the verdicts it must fail.
@@ -37,7 +39,7 @@ func LoadMatrix(fsys fs.FS, dir, prefix string, c *Catalogue, vocab Vocabulary) 
 }
 
 // ParseMatrix decodes and validates a mutation matrix: a top-level "mutations" list of
-// {variant, scenario, rule, why}.
+// {variant, scenario, rule, also, why}.
 func ParseMatrix(file string, data []byte, c *Catalogue, vocab Vocabulary) (*Matrix, error) {
 	r := &nodeReader{file: file}
 	var doc yaml.Node
@@ -58,6 +60,18 @@ func ParseMatrix(file string, data []byte, c *Catalogue, vocab Vocabulary) (*Mat
 					"scenario": {required: true, decode: func(n *yaml.Node, p string) { sn = n; r.str(n, p, &mu.Scenario) }},
 					"rule":     {required: true, decode: func(n *yaml.Node, p string) { rn = n; r.str(n, p, &mu.Rule) }},
 					"why":      {decode: func(n *yaml.Node, p string) { r.text(n, p, &mu.Why) }},
+					"also": {decode: func(n *yaml.Node, p string) {
+						r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
+							var rule string
+							r.str(item, p, &rule)
+							if rule != "" && checkName(r, item, p, "verdict rule", rule, vocab.Rules) && c != nil {
+								if s, ok := c.Get(mu.Scenario); ok && !contains(s.Rules(), rule) {
+									r.fail(item, p, "scenario %s does not expect rule %q", mu.Scenario, rule)
+								}
+							}
+							mu.Also = append(mu.Also, rule)
+						})
+					}},
 				})
 				if vn != nil && mu.Variant != "" {
 					checkName(r, vn, p+".variant", "variant", mu.Variant, vocab.Variants)

@@ -91,3 +91,23 @@ func TestNoUnexpectedRestarts(t *testing.T) {
 		t.Errorf("defaults = %v", verdict.Defaults())
 	}
 }
+
+// Issue 12, problem 4: terminating-before-exit was satisfied by Kubernetes itself (the endpoint goes
+// terminating milliseconds after the deletion): a target exiting at once on SIGTERM passed.
+func TestTerminatingBeforeExitNeedsALead(t *testing.T) {
+	exitsAtOnce := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").Exited(ms(10150), "a", 0)
+	waits := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").Exited(16*s, "a", 0)
+	for _, c := range []struct {
+		name string
+		run  *vt.Builder
+		want verdict.Status
+	}{{"exits at once on SIGTERM", exitsAtOnce, verdict.Fail}, {"waits for routing to stop", waits, verdict.Pass}} {
+		res, err := verdict.Evaluate(c.run.Input(), verdict.Spec{Rule: "terminating-before-exit"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != c.want {
+			t.Errorf("%s: %s, want %s: %s", c.name, res.Status, c.want, res.Observed)
+		}
+	}
+}

@@ -10,9 +10,13 @@ func init() {
 		Name:  "terminating-before-exit",
 		Title: "A deleted pod's endpoint is withdrawn before its process exits",
 		Doc: "For every deleted pod, the endpoint is ready=false (terminating) or removed before the container is " +
-			"observed terminated (or the pod deleted).",
+			"observed terminated (or the pod deleted), and the process outlives the withdrawal by at least the oracle's " +
+			"propagation: kube-proxy keeps routing new connections to it until then. Kubernetes withdraws a deleted " +
+			"pod's endpoint on its own within milliseconds, so the lead is what shows the app waited for routing to stop; " +
+			"a process that exits at once on SIGTERM fails.",
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
+			{Name: "min-lead", Kind: KindDuration, Doc: "how long the process must outlive its withdrawal; default the oracle's propagation"},
 		},
 		Needs: NeedsFaultEffect | NeedsEndpoints,
 		Judge: judgeTerminatingBeforeExit,
@@ -20,7 +24,8 @@ func init() {
 }
 
 func judgeTerminatingBeforeExit(in Input) Result {
-	r := Result{Status: Pass, Expected: "each deleted pod's endpoint ready=false/terminating before its process exits"}
+	minLeadWant := in.Params.Duration("min-lead", in.Oracle.Propagation)
+	r := Result{Status: Pass, Expected: fmt.Sprintf("each deleted pod's endpoint ready=false/terminating at least %s (propagation) before its process exits", dur(minLeadWant))}
 	if _, skipped := in.selectedFaults(); len(skipped) > 0 && len(deletedPods(in)) == 0 {
 		return skippedResult(skipped)
 	}
@@ -58,6 +63,13 @@ func judgeTerminatingBeforeExit(in Input) Result {
 			minLead = secs(lead)
 		}
 		r.add(atEntry(before.T, before.Seq, "%s endpoint ready=false terminating=%v", name, before.Terminating))
+		if lead < minLeadWant {
+			r.failAt(exit.T)
+			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) only %s after its withdrawal: kube-proxy may route new connections to it for up to %s",
+				name, exitWords(exit), dur(lead), dur(minLeadWant)))
+			observed = append(observed, fmt.Sprintf("%s exited %s after its withdrawal (< %s)", name, dur(lead), dur(minLeadWant)))
+			continue
+		}
 		r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) %s later", name, exitWords(exit), dur(lead)))
 		observed = append(observed, fmt.Sprintf("%s withdrawn %s before exit", name, dur(lead)))
 	}
