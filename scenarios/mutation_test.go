@@ -43,8 +43,21 @@ func mutationFeature(s *suiteEnv, mu scenario.Mutation, sc *scenario.Scenario) f
 			if rep == nil {
 				t.Skip("the scenario did not run")
 			}
+			// A FAIL on a run whose faults did not act, or on "nothing to judge", shows nothing about
+			// the variant: the row must fail for the variant's own mistake.
+			if rep.Summary != nil {
+				for _, f := range rep.Summary.Faults {
+					if f.Note != "" {
+						t.Errorf("variant %s × %s: %s — the run cannot show the anti-pattern", mu.Variant, mu.Scenario, f.Note)
+					}
+				}
+			}
 			for _, rule := range rules {
 				v := rep.Verdicts[slices.Index(sc.Rules(), rule)]
+				if strings.Contains(v.Observed, "nothing to judge") {
+					t.Errorf("variant %s rule %s of %s FAILed with nothing to judge: %s", mu.Variant, rule, mu.Scenario, v.Observed)
+					continue
+				}
 				if v.Status != verdict.Fail {
 					t.Errorf("variant %s %s rule %s of %s (%s): the harness cannot see this anti-pattern (%s)",
 						mu.Variant, v.Status, rule, mu.Scenario, mu.Why, v.Observed)
