@@ -66,7 +66,7 @@ probes:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), "db-latency was skipped") {
+		if !strings.Contains(string(b), "db-latency (faults[0]) was skipped") {
 			t.Errorf("%s does not name the skipped fault", file)
 		}
 		if file == reports.JUnitFile && !strings.Contains(string(b), `type="inconclusive"`) {
