@@ -96,7 +96,7 @@ func TestNoUnexpectedRestarts(t *testing.T) {
 // terminating milliseconds after the deletion): a target exiting at once on SIGTERM passed.
 func TestTerminatingBeforeExitNeedsALead(t *testing.T) {
 	exitsAtOnce := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").Exited(ms(10150), "a", 0)
-	waits := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").Exited(16*s, "a", 0)
+	waits := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").Removed(ms(15990), "a").Exited(16*s, "a", 0)
 	for _, c := range []struct {
 		name string
 		run  *vt.Builder

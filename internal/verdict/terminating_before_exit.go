@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 func init() {
@@ -58,7 +59,7 @@ func judgeTerminatingBeforeExit(in Input) Result {
 			observed = append(observed, name+": exited while still ready")
 			continue
 		}
-		lead := exit.T - before.T
+		lead := exit.T - lastWithdrawal(eps, name, exit.T)
 		if minLead < 0 || secs(lead) < minLead {
 			minLead = secs(lead)
 		}
@@ -114,4 +115,21 @@ func exitWords(x containerExit) string {
 		return "terminated"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// lastWithdrawal is when pod's endpoint last left rotation at or before t (its first step when it
+// was never in rotation): the moment kube-proxy began to stop routing to it.
+func lastWithdrawal(eps endpointHistory, pod string, t time.Duration) time.Duration {
+	var at time.Duration
+	in := false
+	for i, s := range eps.ByPod[pod] {
+		if s.T > t {
+			break
+		}
+		if i == 0 || (in && !s.InRotation()) {
+			at = s.T
+		}
+		in = s.InRotation()
+	}
+	return at
 }
