@@ -31,8 +31,12 @@ type Load struct {
 	attacker *vegeta.Attacker
 	start    time.Time
 	sent     atomic.Uint64
-	done     chan struct{}
-	stopOnce sync.Once
+	// completed, succeeded and latency tally the recorded requests for Counts.
+	completed atomic.Uint64
+	succeeded atomic.Uint64
+	latency   atomic.Int64 // summed, in nanoseconds
+	done      chan struct{}
+	stopOnce  sync.Once
 
 	report Report
 	err    error
@@ -132,6 +136,26 @@ func (l *Load) Rate() float64 { return l.pacer.current() }
 // Sent is the number of requests issued so far.
 func (l *Load) Sent() uint64 { return l.sent.Load() }
 
+// Counts is a running load's tally so far. Sent counts requests issued; Completed those that have
+// completed and been recorded, OK the successful ones among them, and Latency their summed latency.
+// Two snapshots taken a few seconds apart give the achieved rate and what the target did meanwhile.
+type Counts struct {
+	Sent      uint64
+	Completed uint64
+	OK        uint64
+	Latency   time.Duration
+}
+
+// Counts returns the tally so far. It is safe to call from any goroutine while the load runs.
+func (l *Load) Counts() Counts {
+	return Counts{
+		Sent:      l.sent.Load(),
+		Completed: l.completed.Load(),
+		OK:        l.succeeded.Load(),
+		Latency:   time.Duration(l.latency.Load()),
+	}
+}
+
 // Stop ends the load: nothing more is sent, requests in flight complete (or time out) and are all
 // recorded. Safe to call more than once and from any goroutine.
 func (l *Load) Stop() {
@@ -189,6 +213,11 @@ func (l *Load) consume(results <-chan *vegeta.Result) {
 				return
 			}
 			q := rec.record(res)
+			l.latency.Add(int64(q.Latency))
+			if q.OK() {
+				l.succeeded.Add(1)
+			}
+			l.completed.Add(1)
 			prog.add(q)
 		case now := <-tick.C:
 			rec.windows.closeUntil(now)

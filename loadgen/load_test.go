@@ -434,3 +434,40 @@ func TestRetriedRequestIsRecorded(t *testing.T) {
 		t.Fatalf("ok %d of 12: the resend should have succeeded", rep.OK)
 	}
 }
+
+func TestCountsTallyWhileRunningAndMatchTheReport(t *testing.T) {
+	mux := http.NewServeMux()
+	var n atomic.Int64
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		if n.Add(1)%4 == 0 {
+			http.Error(w, "busy", 503)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	l, err := Start(context.Background(), Config{URL: srv.URL, Rate: 100, Duration: 2 * time.Second, Timeline: timeline.New(time.Now())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := l.Counts(); c.Completed > c.Sent || c.OK > c.Completed {
+		t.Fatalf("counts at start = %+v", c)
+	}
+	time.Sleep(time.Second)
+	mid := l.Counts()
+	// About 100 issued by now; every completed one took at least 20 ms.
+	if mid.Sent < 80 || mid.Sent > 120 || mid.Completed == 0 || mid.Completed > mid.Sent ||
+		mid.OK >= mid.Completed || mid.Latency < time.Duration(mid.Completed)*20*time.Millisecond {
+		t.Fatalf("counts after 1s = %+v", mid)
+	}
+	rep, err := l.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := l.Counts()
+	if end.Sent != rep.Sent || end.Completed != rep.Recorded || end.OK != rep.OK || end.Completed-end.OK != rep.Failed {
+		t.Fatalf("counts at the end %+v, report sent %d recorded %d ok %d failed %d", end, rep.Sent, rep.Recorded, rep.OK, rep.Failed)
+	}
+}

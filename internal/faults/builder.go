@@ -240,6 +240,7 @@ func Build(spec Spec, env Env) (Fault, string, error) {
 	case TypeOverload:
 		rate, _ := strconv.ParseFloat(p["rate"], 64)
 		f := NewOverload(rec, rate)
+		f.For = spec.Duration
 		if env.Load != nil {
 			f.SetLoad(env.Load)
 		}

@@ -12,33 +12,6 @@ import (
 	"github.com/probegate/probegate/internal/timeline"
 )
 
-type fakeLoad struct{ rate float64 }
-
-func (l *fakeLoad) SetRate(r float64) float64 { prev := l.rate; l.rate = r; return prev }
-
-func TestOverloadRaisesAndRestoresTheRate(t *testing.T) {
-	tl := timeline.New(time.Now())
-	f := NewOverload(Recorder{Timeline: tl}, 400)
-	if err := f.Inject(context.Background()); err == nil {
-		t.Fatal("overload without a load was accepted")
-	}
-	l := &fakeLoad{rate: 100}
-	f.SetLoad(l)
-	if err := f.Inject(context.Background()); err != nil || l.rate != 400 {
-		t.Fatalf("inject: %v, rate %g", err, l.rate)
-	}
-	if err := f.Inject(context.Background()); err != nil || l.rate != 400 {
-		t.Fatalf("second inject: %v, rate %g", err, l.rate)
-	}
-	if err := f.Revert(context.Background()); err != nil || l.rate != 100 {
-		t.Fatalf("revert: %v, rate %g", err, l.rate)
-	}
-	acts := tl.Filter(timeline.KindFault)
-	if len(acts) != 2 || acts[0].Fault.Params["rate"] != "400" || acts[0].Fault.Params["previous"] != "100" || acts[1].Fault.Action != "revert" {
-		t.Fatalf("timeline = %+v", acts)
-	}
-}
-
 func TestCheckParams(t *testing.T) {
 	if len(Types()) != 10 {
 		t.Fatalf("types = %v", Types())

@@ -3,11 +3,14 @@ package faults
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
+	"github.com/probegate/probegate/internal/timeline"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 )
@@ -17,7 +20,10 @@ const DefaultBootstrapEnv = "BOOTSTRAP_DURATION"
 
 // ColdStart rolls the Deployment with a longer bootstrap: it sets the container's bootstrap env var
 // to Bootstrap, so every new pod starts cold (the startup probe must cover it). Revert restores the
-// previous value (another rollout) unless Restore is false.
+// previous value (another rollout) unless Restore is false. Proof of effect, measured in the
+// background so that Inject returns once the rollout is under way: the first new pod of the rolled
+// template and how long it took from creation to its container starting and from there to ready
+// (see bootProof); recorded before Revert's actions, or when BootTimeout has passed.
 type ColdStart struct {
 	Recorder
 	state
@@ -28,8 +34,11 @@ type ColdStart struct {
 	Env        string // DefaultBootstrapEnv when empty
 	Bootstrap  time.Duration
 	Restore    bool
+	// BootTimeout bounds the wait for the first new pod to boot (Bootstrap + 90s when 0).
+	BootTimeout time.Duration
 
 	prev *corev1.EnvVar // the value before Inject; nil when unset
+	boot *background    // the bootstrap measurement started by Inject
 }
 
 // NewColdStart returns the cold-start fault; it restores the old setting on revert.
@@ -42,14 +51,20 @@ func NewColdStart(rec Recorder, client kubernetes.Interface, namespace, deployme
 // Type implements Fault.
 func (c *ColdStart) Type() string { return TypeColdStart }
 
-// Inject sets the bootstrap env var and so starts a rollout.
+// Inject sets the bootstrap env var, and so starts a rollout, and starts measuring the first new
+// pod's bootstrap.
 func (c *ColdStart) Inject(ctx context.Context) error {
 	if !c.begin(true) {
 		c.end(true)
 		return nil
 	}
+	before, err := c.podUIDs(ctx)
+	if err != nil {
+		c.end(false)
+		return fmt.Errorf("cold-start: %w", err)
+	}
 	var prev *corev1.EnvVar
-	gen, err := c.update(ctx, func(ctr *corev1.Container) {
+	d, err := c.update(ctx, func(ctr *corev1.Container) {
 		prev = setEnv(ctr, c.env(), c.Bootstrap.String())
 	})
 	if err != nil {
@@ -61,25 +76,34 @@ func (c *ColdStart) Inject(ctx context.Context) error {
 	if prev != nil {
 		was = prev.Value
 	}
-	c.record("inject", c.Deployment, "", fmt.Sprintf("%s=%s (was %s): rolling deployment %s", c.env(), c.Bootstrap, was, c.Deployment),
-		map[string]string{"bootstrap": c.Bootstrap.String(), "env": c.env(), "previous": was})
+	c.record(timeline.FaultInject, c.Deployment, "", fmt.Sprintf("%s=%s (was %s): rolling deployment %s", c.env(), c.Bootstrap, was, c.Deployment),
+		map[string]string{"bootstrap": c.Bootstrap.String(), "env": c.env(), "previous": was, "generation": fmt.Sprint(d.Generation)})
+	if prev != nil && prev.Value == c.Bootstrap.String() {
+		c.proof(c.Deployment, "", timeline.PhaseDuring, false,
+			fmt.Sprintf("%s was already %s: the template did not change, no new pod boots", c.env(), prev.Value),
+			map[string]string{"generation": fmt.Sprint(d.Generation)})
+		c.end(true)
+		return nil
+	}
+	c.boot = goProof(ctx, func(ctx context.Context) { c.observeBootstrap(ctx, d, before) })
 	c.end(true)
-	observeRollout(ctx, c.Recorder, c.Client, c.Namespace, c.Deployment, gen)
 	return nil
 }
 
-// Revert restores the previous bootstrap setting (when Restore is set).
+// Revert stops the bootstrap measurement (recording what it saw), then restores the previous
+// bootstrap setting (when Restore is set).
 func (c *ColdStart) Revert(ctx context.Context) error {
 	if !c.begin(false) {
 		c.end(false)
 		return nil
 	}
+	c.boot.stop()
 	if !c.Restore {
 		c.end(false)
 		return nil
 	}
 	prev := c.prev
-	gen, err := c.update(ctx, func(ctr *corev1.Container) {
+	d, err := c.update(ctx, func(ctr *corev1.Container) {
 		if prev == nil {
 			removeEnv(ctr, c.env())
 		} else {
@@ -94,12 +118,222 @@ func (c *ColdStart) Revert(ctx context.Context) error {
 	if prev != nil {
 		was = prev.Value
 	}
-	c.record("revert", c.Deployment, "", fmt.Sprintf("%s restored to %s: rolling deployment %s", c.env(), was, c.Deployment),
-		map[string]string{"env": c.env(), "restored": was})
+	c.record(timeline.FaultRevert, c.Deployment, "", fmt.Sprintf("%s restored to %s: rolling deployment %s", c.env(), was, c.Deployment),
+		map[string]string{"env": c.env(), "restored": was, "generation": fmt.Sprint(d.Generation)})
 	c.end(false)
-	observeRollout(ctx, c.Recorder, c.Client, c.Namespace, c.Deployment, gen)
+	observeRollout(ctx, c.Recorder, c.Client, c.Namespace, c.Deployment, d.Generation, timeline.PhaseAfter)
 	return nil
 }
+
+// bootPoll is how often the bootstrap measurement reads the Deployment's pods.
+var bootPoll = time.Second
+
+// observeBootstrap watches the pods of d that were not there before the update (before holds the
+// UIDs that were) and carry the new setting, until one of them has booted (see bootProof), the
+// BootTimeout has passed or ctx ends, and records the proof.
+func (c *ColdStart) observeBootstrap(ctx context.Context, d *appsv1.Deployment, before map[types.UID]bool) {
+	timeout := c.BootTimeout
+	if timeout <= 0 {
+		timeout = c.Bootstrap + 90*time.Second
+	}
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	params := map[string]string{"generation": fmt.Sprint(d.Generation), "bootstrap": c.Bootstrap.String()}
+	var fresh []corev1.Pod // the new pods as last read
+	var lastErr error
+	for {
+		pods, err := c.listPods(wctx, d)
+		if err == nil {
+			fresh = c.newPods(pods, before)
+			lastErr = nil
+			for i := range fresh {
+				if done, ok, detail, p := c.bootProof(&fresh[i], time.Now(), false); done {
+					c.proofBoot(ok, detail, params, p)
+					return
+				}
+			}
+		} else if wctx.Err() == nil {
+			lastErr = err
+		}
+		if sleepCtx(wctx, bootPoll) != nil {
+			break
+		}
+	}
+	// Out of time (or stopped): judge the oldest new pod as it was last seen.
+	elapsed := time.Since(start).Round(time.Second)
+	if len(fresh) == 0 {
+		detail := fmt.Sprintf("no pod with %s=%s had appeared within %s", c.env(), c.Bootstrap, elapsed)
+		if ctx.Err() != nil {
+			detail = fmt.Sprintf("no pod with %s=%s had appeared when the measurement stopped %s after inject", c.env(), c.Bootstrap, elapsed)
+		}
+		if lastErr != nil {
+			params["error"] = lastErr.Error()
+			detail += ": list pods: " + lastErr.Error()
+		}
+		c.proof(c.Deployment, "", timeline.PhaseDuring, false, detail, params)
+		return
+	}
+	_, ok, detail, p := c.bootProof(&fresh[0], time.Now(), true)
+	when := fmt.Sprintf(" (as seen %s after inject)", elapsed)
+	if ctx.Err() != nil {
+		when = fmt.Sprintf(" (as seen when the measurement stopped, %s after inject)", elapsed)
+	}
+	c.proofBoot(ok, detail+when, params, p)
+}
+
+func (c *ColdStart) proofBoot(ok bool, detail string, params, more map[string]string) {
+	for k, v := range more {
+		params[k] = v
+	}
+	pod := params["pod"]
+	delete(params, "pod")
+	c.proof(c.Deployment, pod, timeline.PhaseDuring, ok, detail, params)
+}
+
+// bootProof judges one new pod's bootstrap from its status, with the API's timestamps (one-second
+// resolution, hence the one-second tolerance):
+//   - ready, never restarted: confirmed when it became ready at least Bootstrap-1s after its
+//     container started, not observed when sooner (the setting did not slow its start);
+//   - restarted before it was ready: confirmed when the run that ended lasted at least Bootstrap/2
+//     without becoming ready (killed while booting cold), not observed when shorter (a crash);
+//   - still booting: undecided, unless final, when it is confirmed if its container has run at least
+//     Bootstrap-1s without becoming ready, and not observed otherwise (also when it never started).
+func (c *ColdStart) bootProof(p *corev1.Pod, now time.Time, final bool) (done, ok bool, detail string, params map[string]string) {
+	params = map[string]string{"pod": p.Name}
+	created := p.CreationTimestamp.Time
+	what := fmt.Sprintf("new pod %s (%s=%s)", p.Name, c.env(), c.Bootstrap)
+	cs := containerStatus(p, c.Container)
+	if cs == nil || (cs.State.Running == nil && cs.LastTerminationState.Terminated == nil) {
+		waiting := ""
+		if cs != nil && cs.State.Waiting != nil {
+			waiting = ", waiting: " + cs.State.Waiting.Reason
+		}
+		return final, false, fmt.Sprintf("%s: container not started %s after creation%s", what, secs(now.Sub(created)), waiting), params
+	}
+	if cs.RestartCount > 0 && cs.LastTerminationState.Terminated != nil {
+		term := cs.LastTerminationState.Terminated
+		run := term.FinishedAt.Sub(term.StartedAt.Time)
+		params["started_s"] = secsNum(term.StartedAt.Sub(created))
+		params["killed_after_s"] = secsNum(run)
+		params["restarts"] = fmt.Sprint(cs.RestartCount)
+		ok = run >= c.Bootstrap/2
+		verdict := "killed while booting cold"
+		if !ok {
+			verdict = "too short to show the bootstrap: not a cold start"
+		}
+		return true, ok, fmt.Sprintf("%s: container started %s after creation, ended after %s without becoming ready (%s, exit %d, %d restarts): %s",
+			what, secs(term.StartedAt.Sub(created)), secs(run), term.Reason, term.ExitCode, cs.RestartCount, verdict), params
+	}
+	started := cs.State.Running.StartedAt.Time
+	params["started_s"] = secsNum(started.Sub(created))
+	if readyAt, ready := readySince(p); ready {
+		boot := readyAt.Sub(started)
+		params["ready_s"] = secsNum(readyAt.Sub(created))
+		params["boot_s"] = secsNum(boot)
+		ok = boot >= c.Bootstrap-time.Second
+		verdict := "booted cold"
+		if !ok {
+			verdict = "sooner than the bootstrap: the cold start did not show"
+		}
+		return true, ok, fmt.Sprintf("%s: container started %s after creation, ready %s after it started (bootstrap %s): %s",
+			what, secs(started.Sub(created)), secs(boot), c.Bootstrap, verdict), params
+	}
+	if !final {
+		return false, false, "", params
+	}
+	booting := now.Sub(started)
+	params["not_ready_s"] = secsNum(booting)
+	ok = booting >= c.Bootstrap-time.Second
+	verdict := "still booting cold"
+	if !ok {
+		verdict = "not yet as long as the bootstrap: not measured"
+	}
+	return true, ok, fmt.Sprintf("%s: container started %s after creation, not ready %s after it started (bootstrap %s): %s",
+		what, secs(started.Sub(created)), secs(booting), c.Bootstrap, verdict), params
+}
+
+// newPods returns the pods that were not there before the update and run with the new setting,
+// oldest first.
+func (c *ColdStart) newPods(pods []corev1.Pod, before map[types.UID]bool) []corev1.Pod {
+	var out []corev1.Pod
+	for _, p := range pods {
+		if before[p.UID] || p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, ctr := range p.Spec.Containers {
+			if c.Container != "" && ctr.Name != c.Container {
+				continue
+			}
+			for _, e := range ctr.Env {
+				if e.Name == c.env() && e.Value == c.Bootstrap.String() {
+					out = append(out, p)
+				}
+			}
+			break
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp) })
+	return out
+}
+
+// podUIDs returns the UIDs of the Deployment's pods now.
+func (c *ColdStart) podUIDs(ctx context.Context) (map[types.UID]bool, error) {
+	d, err := c.Client.AppsV1().Deployments(c.Namespace).Get(ctx, c.Deployment, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get deployment %s/%s: %w", c.Namespace, c.Deployment, err)
+	}
+	pods, err := c.listPods(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		out[p.UID] = true
+	}
+	return out, nil
+}
+
+func (c *ColdStart) listPods(ctx context.Context, d *appsv1.Deployment) ([]corev1.Pod, error) {
+	if d.Spec.Selector == nil {
+		return nil, fmt.Errorf("deployment %s has no selector", d.Name)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s selector: %w", d.Name, err)
+	}
+	list, err := c.Client.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, fmt.Errorf("list pods of deployment %s: %w", d.Name, err)
+	}
+	return list.Items, nil
+}
+
+// containerStatus returns the status of the named container of p (the first when name is "").
+func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+	if name == "" && len(p.Spec.Containers) > 0 {
+		name = p.Spec.Containers[0].Name
+	}
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == name {
+			return &p.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// readySince returns when p last became Ready, if it is Ready.
+func readySince(p *corev1.Pod) (time.Time, bool) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.LastTransitionTime.Time, c.Status == corev1.ConditionTrue
+		}
+	}
+	return time.Time{}, false
+}
+
+func secs(d time.Duration) string    { return d.Round(time.Second).String() }
+func secsNum(d time.Duration) string { return fmt.Sprint(int64(d.Round(time.Second).Seconds())) }
 
 func (c *ColdStart) env() string {
 	if c.Env == "" {
@@ -109,9 +343,9 @@ func (c *ColdStart) env() string {
 }
 
 // update applies change to the target container of the Deployment, retrying on conflicts, and
-// returns the new generation.
-func (c *ColdStart) update(ctx context.Context, change func(*corev1.Container)) (int64, error) {
-	var gen int64
+// returns the updated Deployment.
+func (c *ColdStart) update(ctx context.Context, change func(*corev1.Container)) (*appsv1.Deployment, error) {
+	var out *appsv1.Deployment
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		d, err := c.Client.AppsV1().Deployments(c.Namespace).Get(ctx, c.Deployment, metav1.GetOptions{})
 		if err != nil {
@@ -122,17 +356,13 @@ func (c *ColdStart) update(ctx context.Context, change func(*corev1.Container)) 
 			return err
 		}
 		change(ctr)
-		d, err = c.Client.AppsV1().Deployments(c.Namespace).Update(ctx, d, metav1.UpdateOptions{})
-		if err != nil {
-			return err
-		}
-		gen = d.Generation
-		return nil
+		out, err = c.Client.AppsV1().Deployments(c.Namespace).Update(ctx, d, metav1.UpdateOptions{})
+		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("update deployment %s/%s: %w", c.Namespace, c.Deployment, err)
+		return nil, fmt.Errorf("update deployment %s/%s: %w", c.Namespace, c.Deployment, err)
 	}
-	return gen, nil
+	return out, nil
 }
 
 func findContainer(d *appsv1.Deployment, name string) (*corev1.Container, error) {

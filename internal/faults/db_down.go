@@ -6,6 +6,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 // DBDown takes the database away: the toxiproxy proxy is disabled, which closes every connection
@@ -37,7 +38,7 @@ func (f *DBDown) Inject(ctx context.Context) error {
 		f.end(false)
 		return err
 	}
-	f.record("inject", f.proxy, "", fmt.Sprintf("disabled toxiproxy proxy %q: connections closed, new ones refused", f.proxy), nil)
+	f.record(timeline.FaultInject, f.proxy, "", fmt.Sprintf("disabled toxiproxy proxy %q: connections closed, new ones refused", f.proxy), nil)
 	f.end(true)
 	f.observe(ctx, true)
 	return nil
@@ -53,7 +54,7 @@ func (f *DBDown) Revert(ctx context.Context) error {
 		f.end(true)
 		return err
 	}
-	f.record("revert", f.proxy, "", fmt.Sprintf("enabled toxiproxy proxy %q", f.proxy), nil)
+	f.record(timeline.FaultRevert, f.proxy, "", fmt.Sprintf("enabled toxiproxy proxy %q", f.proxy), nil)
 	f.end(false)
 	f.observe(ctx, false)
 	return nil
@@ -77,6 +78,7 @@ func (f *DBDown) setEnabled(on bool) error {
 
 func (f *DBDown) observe(ctx context.Context, active bool) {
 	if f.probe == nil {
+		noProbe(f.Recorder, f.proxy, active)
 		return
 	}
 	if !active {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/probegate/probegate/internal/timeline"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,7 +56,7 @@ func (f *Evict) Inject(ctx context.Context) error {
 	if apierrors.IsTooManyRequests(err) {
 		f.refused = err.Error()
 		params["refused"] = "429"
-		f.record("skip", pod.Name, pod.Name, "eviction refused by a PodDisruptionBudget (HTTP 429): "+err.Error(), params)
+		f.record(timeline.FaultSkip, pod.Name, pod.Name, "eviction refused by a PodDisruptionBudget (HTTP 429): "+err.Error(), params)
 		f.end(false)
 		return nil
 	}
@@ -64,9 +65,9 @@ func (f *Evict) Inject(ctx context.Context) error {
 		return fmt.Errorf("evict %s/%s: %w", f.Choice.Namespace, pod.Name, err)
 	}
 	f.pod = pod.Name
-	f.record("inject", pod.Name, pod.Name, "evicted through the Eviction API (policy/v1)", params)
+	f.record(timeline.FaultInject, pod.Name, pod.Name, "evicted through the Eviction API (policy/v1)", params)
 	f.end(true)
-	observeTermination(ctx, f.Recorder, f.Choice, pod.Name)
+	observeTermination(ctx, f.Recorder, f.Choice, pod)
 	return nil
 }
 

@@ -97,4 +97,34 @@ func (s *state) Injected() bool {
 	return s.injected
 }
 
+// proof records a proof of effect, an observe action: ok says whether the fault's effect was
+// measured (ParamEffect EffectConfirmed) or not (EffectNotObserved); phase is PhaseDuring, PhaseAfter,
+// or "" for a one-shot fault. detail says in words what was measured, with its numbers.
+func (r Recorder) proof(target, pod, phase string, ok bool, detail string, params map[string]string) timeline.Entry {
+	if params == nil {
+		params = map[string]string{}
+	}
+	params[timeline.ParamEffect] = effect(ok)
+	if phase != "" {
+		params[timeline.ParamPhase] = phase
+	}
+	return r.record(timeline.FaultObserve, target, pod, detail, params)
+}
+
+// effect is the ParamEffect value for a proof that held (ok) or did not.
+func effect(ok bool) string {
+	if ok {
+		return timeline.EffectConfirmed
+	}
+	return timeline.EffectNotObserved
+}
+
+// phase is the ParamPhase of a proof taken while the fault is active, or after its revert.
+func phase(active bool) string {
+	if active {
+		return timeline.PhaseDuring
+	}
+	return timeline.PhaseAfter
+}
+
 func ms(d interface{ Milliseconds() int64 }) string { return fmt.Sprintf("%d", d.Milliseconds()) }

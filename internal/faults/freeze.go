@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/probegate/probegate/internal/timeline"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -21,7 +23,7 @@ type Freeze struct {
 	Container string // the container to freeze; the pod's first when empty
 	Exec      NodeExec
 
-	pod, container, pid string
+	pod, container, id, pid string
 }
 
 // NewFreeze returns the freeze fault.
@@ -63,8 +65,8 @@ func (f *Freeze) Inject(ctx context.Context) error {
 		f.end(false)
 		return fmt.Errorf("freeze pod %s: kill -STOP %s on the node: %w: %s", pod.Name, pid, err, out)
 	}
-	f.pod, f.container, f.pid = pod.Name, name, pid
-	f.record("inject", pod.Name, pod.Name, fmt.Sprintf("SIGSTOP to container %s (pid %s on the node)", name, pid),
+	f.pod, f.container, f.id, f.pid = pod.Name, name, id, pid
+	f.record(timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("SIGSTOP to container %s (pid %s on the node)", name, pid),
 		map[string]string{"pid": pid, "container": name})
 	f.end(true)
 	f.observe(ctx, true)
@@ -80,36 +82,45 @@ func (f *Freeze) Revert(ctx context.Context) error {
 	}
 	params := map[string]string{"pid": f.pid, "container": f.container}
 	if out, err := f.Exec(ctx, "kill", "-CONT", f.pid); err != nil {
-		if !strings.Contains(strings.ToLower(string(out)+err.Error()), "no such process") {
+		gone, lerr := f.processGone(ctx)
+		if lerr != nil || !gone {
 			f.end(true)
-			return fmt.Errorf("freeze pod %s: kill -CONT %s on the node: %w: %s", f.pod, f.pid, err, out)
+			return fmt.Errorf("freeze pod %s: kill -CONT %s on the node: %w: %s", f.pod, f.pid, errors.Join(err, lerr), out)
 		}
-		f.record("revert", f.pod, f.pod, fmt.Sprintf("pid %s is gone (the container was restarted or deleted): nothing to resume", f.pid), params)
+		f.record(timeline.FaultRevert, f.pod, f.pod, fmt.Sprintf("pid %s is gone (the container was restarted or deleted): nothing to resume", f.pid), params)
 		f.end(false)
 		return nil
 	}
-	f.record("revert", f.pod, f.pod, fmt.Sprintf("SIGCONT to container %s (pid %s)", f.container, f.pid), params)
+	f.record(timeline.FaultRevert, f.pod, f.pod, fmt.Sprintf("SIGCONT to container %s (pid %s)", f.container, f.pid), params)
 	f.end(false)
 	f.observe(ctx, false)
 	return nil
 }
 
 func (f *Freeze) observe(ctx context.Context, active bool) {
-	params := map[string]string{"pid": f.pid, "phase": "during"}
-	if !active {
-		params["phase"] = "after"
-	}
+	params := map[string]string{"pid": f.pid}
 	out, err := f.Exec(ctx, "cat", "/proc/"+f.pid+"/status")
 	if err != nil {
-		params["effect"], params["error"] = "not-observed", err.Error()
-		f.record("observe", f.pod, f.pod, fmt.Sprintf("read /proc/%s/status: %v", f.pid, err), params)
+		params["error"] = err.Error()
+		f.proof(f.pod, f.pod, phase(active), false, fmt.Sprintf("read /proc/%s/status: %v", f.pid, err), params)
 		return
 	}
 	st := procState(out)
 	params["state"] = st
 	stopped := strings.HasPrefix(st, "T") || strings.HasPrefix(st, "t")
-	params["effect"] = map[bool]string{true: "confirmed", false: "not-observed"}[stopped == active]
-	f.record("observe", f.pod, f.pod, fmt.Sprintf("process %s state: %s", f.pid, st), params)
+	f.proof(f.pod, f.pod, phase(active), stopped == active, fmt.Sprintf("process %s state: %s", f.pid, st), params)
+}
+
+// processGone reports whether the frozen process is no longer the container's task: the containerd
+// task of the container is gone or runs another PID (kubelet killed and restarted it, or the pod was
+// deleted). It asks the runtime rather than reading kill's error message.
+func (f *Freeze) processGone(ctx context.Context) (bool, error) {
+	out, err := f.Exec(ctx, "ctr", "-n", "k8s.io", "task", "ls")
+	if err != nil {
+		return false, fmt.Errorf("list containerd tasks on the node: %w: %s", err, out)
+	}
+	pid, err := taskPID(out, f.id)
+	return err != nil || pid != f.pid, nil
 }
 
 // containerID returns the name and runtime ID (without the "containerd://" scheme) of the named

@@ -68,11 +68,34 @@ func lastObserve(t *testing.T, tl *timeline.Timeline, name string) *timeline.Fau
 	return nil
 }
 
+// waitObserve waits until the named fault has an observe action with the given phase ("" for a
+// one-shot proof) and returns it: some proofs are measured in the background after Inject.
+func waitObserve(t *testing.T, tl *timeline.Timeline, name, phase string, within time.Duration) *timeline.FaultAction {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		for _, e := range tl.Filter(timeline.KindFault) {
+			if f := e.Fault; f.Name == name && f.Action == timeline.FaultObserve && f.Params[timeline.ParamPhase] == phase {
+				return f
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q observe action for %s within %s", phase, name, within)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// mustConfirm fails unless f is a proof of effect, confirmed, with the phase wanted ("" for a
+// one-shot proof, which counts as during).
 func mustConfirm(t *testing.T, f *timeline.FaultAction, phase string) {
 	t.Helper()
 	t.Logf("%s %s observe: %s %v", f.Type, phase, f.Detail, f.Params)
-	if f.Params["effect"] != "confirmed" {
+	if f.Action != timeline.FaultObserve || f.Params[timeline.ParamEffect] != timeline.EffectConfirmed {
 		t.Fatalf("%s %s: effect not observed: %s %v", f.Type, phase, f.Detail, f.Params)
+	}
+	if f.Params[timeline.ParamPhase] != phase {
+		t.Fatalf("%s: proof phase %q, want %q", f.Type, f.Params[timeline.ParamPhase], phase)
 	}
 }
 
@@ -144,13 +167,13 @@ func TestIntegrationDBFaults(t *testing.T) {
 		if err := set.RevertAll(ctx); err != nil {
 			t.Fatal(err)
 		}
-		mustConfirm(t, during, "during")
+		mustConfirm(t, during, timeline.PhaseDuring)
 		if spec.Type == faults.TypeDBLatency {
 			if ms, _ := strconv.ParseFloat(during.Params["latency_ms"], 64); ms < 1500 {
 				t.Fatalf("round trip %vms under a 1500ms latency toxic", ms)
 			}
 		}
-		mustConfirm(t, lastObserve(t, fenv.Timeline, spec.Name), "after")
+		mustConfirm(t, lastObserve(t, fenv.Timeline, spec.Name), timeline.PhaseAfter)
 	}
 }
 
@@ -164,12 +187,12 @@ func TestIntegrationStall(t *testing.T) {
 	if err := f.Inject(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mustConfirm(t, lastObserve(t, fenv.Timeline, "stall"), "during")
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "stall"), timeline.PhaseDuring)
 	time.Sleep(3 * time.Second)
 	if err := f.Revert(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mustConfirm(t, lastObserve(t, fenv.Timeline, "stall"), "after")
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "stall"), timeline.PhaseAfter)
 }
 
 // TestIntegrationFreeze SIGSTOPs one target container's process through the node's container
@@ -184,13 +207,13 @@ func TestIntegrationFreeze(t *testing.T) {
 	if err := set.Inject(ctx, f); err != nil {
 		t.Fatal(err)
 	}
-	mustConfirm(t, lastObserve(t, fenv.Timeline, "freeze"), "during")
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "freeze"), timeline.PhaseDuring)
 	time.Sleep(2 * time.Second)
 	if err := set.RevertAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	after := lastObserve(t, fenv.Timeline, "freeze")
-	mustConfirm(t, after, "after")
+	mustConfirm(t, after, timeline.PhaseAfter)
 	if strings.HasPrefix(after.Params["state"], "T") {
 		t.Fatalf("process still stopped: %v", after.Params)
 	}
@@ -210,7 +233,7 @@ func TestIntegrationPodDeleteEvictRollingUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs := lastObserve(t, fenv.Timeline, "delete")
-	mustConfirm(t, obs, "during")
+	mustConfirm(t, obs, "")
 	if obs.Params["grace_s"] != "5" && !strings.Contains(obs.Detail, "gone") {
 		t.Fatalf("pod-delete observed grace %q, want 5", obs.Params["grace_s"])
 	}
@@ -235,6 +258,11 @@ func TestIntegrationPodDeleteEvictRollingUpdate(t *testing.T) {
 		t.Fatal("eviction against minAvailable=3 with 3 pods was not refused")
 	}
 	t.Logf("refused: %s", refused.Refused())
+	for _, e := range fenv.Timeline.Filter(timeline.KindFault) {
+		if e.Fault.Name == "evict-refused" && e.Fault.Action != timeline.FaultSkip {
+			t.Fatalf("a refused eviction wrote %s: %+v", e.Fault.Action, e.Fault)
+		}
+	}
 	if err := env.Client.PolicyV1().PodDisruptionBudgets(fenv.Namespace).Delete(ctx, "target", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -245,20 +273,24 @@ func TestIntegrationPodDeleteEvictRollingUpdate(t *testing.T) {
 	if ev.Refused() != "" {
 		t.Fatalf("eviction refused without a budget: %s", ev.Refused())
 	}
-	mustConfirm(t, lastObserve(t, fenv.Timeline, "evict"), "during")
+	evicted := lastObserve(t, fenv.Timeline, "evict")
+	mustConfirm(t, evicted, "")
+	if evicted.Params["deletion_timestamp"] == "" && !strings.Contains(evicted.Detail, "gone") {
+		t.Fatalf("evict proof names no deletion: %s %v", evicted.Detail, evicted.Params)
+	}
 	waitReady(t, ctx, fenv, 3, 2*time.Minute)
 
 	roll := build(t, fenv, faults.Spec{Type: faults.TypeRollingUpdate, Name: "roll"})
 	if err := roll.Inject(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mustConfirm(t, lastObserve(t, fenv.Timeline, "roll"), "during")
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "roll"), "")
 	waitRolledOut(t, ctx, fenv, 3*time.Minute)
 	waitReady(t, ctx, fenv, 3, time.Minute)
 }
 
-// TestIntegrationColdStart rolls the target with a longer bootstrap, sees the new pods carry it, and
-// restores the old setting on revert.
+// TestIntegrationColdStart rolls the target with a longer bootstrap, measures the first new pod
+// booting for at least that long, sees the new pods carry it, and restores the old setting on revert.
 func TestIntegrationColdStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
@@ -267,7 +299,11 @@ func TestIntegrationColdStart(t *testing.T) {
 	if err := f.Inject(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mustConfirm(t, lastObserve(t, fenv.Timeline, "cold"), "during")
+	boot := waitObserve(t, fenv.Timeline, "cold", timeline.PhaseDuring, 2*time.Minute)
+	mustConfirm(t, boot, timeline.PhaseDuring)
+	if s, err := strconv.Atoi(boot.Params["boot_s"]); err != nil || s < 7 {
+		t.Fatalf("new pod ready %q s after its container started, want >= 7 for an 8s bootstrap", boot.Params["boot_s"])
+	}
 	waitRolledOut(t, ctx, fenv, 4*time.Minute)
 	waitReady(t, ctx, fenv, 3, time.Minute)
 	pods, err := env.Client.CoreV1().Pods(fenv.Namespace).List(ctx, metav1.ListOptions{LabelSelector: fenv.Selector})
@@ -289,7 +325,7 @@ func TestIntegrationColdStart(t *testing.T) {
 	if err := f.Revert(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mustConfirm(t, lastObserve(t, fenv.Timeline, "cold"), "after")
+	mustConfirm(t, lastObserve(t, fenv.Timeline, "cold"), timeline.PhaseAfter)
 	waitRolledOut(t, ctx, fenv, 4*time.Minute)
 }
 
@@ -310,10 +346,16 @@ func TestIntegrationLoadAndOverload(t *testing.T) {
 	fenv.Load = l
 	f := build(t, fenv, faults.Spec{Type: faults.TypeOverload, Name: "overload", Duration: 3 * time.Second, Params: map[string]string{"rate": "120"}})
 	time.Sleep(3 * time.Second)
+	injected := time.Now()
 	if err := f.Inject(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	over := lastObserve(t, fenv.Timeline, "overload")
+	mustConfirm(t, over, timeline.PhaseDuring)
+	if r, err := strconv.ParseFloat(over.Params["achieved_rps"], 64); err != nil || r < 96 || over.Params["success_ratio"] == "" {
+		t.Fatalf("overload proof: %s %v", over.Detail, over.Params)
+	}
+	time.Sleep(3*time.Second - time.Since(injected))
 	if err := f.Revert(ctx); err != nil {
 		t.Fatal(err)
 	}

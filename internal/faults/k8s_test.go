@@ -11,9 +11,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -21,7 +23,10 @@ import (
 	"github.com/probegate/probegate/internal/timeline"
 )
 
-func init() { rolloutObserveTimeout = 500 * time.Millisecond }
+func init() {
+	rolloutObserveTimeout = 500 * time.Millisecond
+	bootPoll = 10 * time.Millisecond
+}
 
 func targetPod(name string, ready bool, running bool) *corev1.Pod {
 	p := &corev1.Pod{
@@ -49,8 +54,9 @@ func fakeTarget() *fake.Clientset {
 		targetPod("target-d", false, true), targetPod("target-e", true, false),
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "postgres-0", Namespace: "ns", Labels: map[string]string{"app": "postgres"}}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "target", Namespace: "ns", Generation: 1},
-			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
-				{Name: "target", Env: []corev1.EnvVar{{Name: "OTHER", Value: "x"}}}}}}}},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "target"}},
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+					{Name: "target", Env: []corev1.EnvVar{{Name: "OTHER", Value: "x"}}}}}}}},
 	)
 }
 
@@ -107,9 +113,13 @@ func TestPodDeleteWithGrace(t *testing.T) {
 		t.Fatalf("deletes = %+v, want one of %s with grace 7", deletes, f.Pod())
 	}
 	acts := tl.Filter(timeline.KindFault)
-	if len(acts) != 2 || acts[0].Fault.Action != "inject" || acts[0].Pod != f.Pod() || acts[0].Fault.Params["grace_s"] != "7" ||
-		acts[0].Fault.Params["pod"] != f.Pod() || acts[1].Fault.Action != "observe" {
+	if len(acts) != 2 || acts[0].Fault.Action != timeline.FaultInject || acts[0].Pod != f.Pod() || acts[0].Fault.Params["grace_s"] != "7" ||
+		acts[0].Fault.Params["pod"] != f.Pod() || acts[1].Fault.Action != timeline.FaultObserve {
 		t.Fatalf("timeline = %+v", acts)
+	}
+	// The fake deletes at once: the pod is gone, which proves the deletion.
+	if obs := acts[1].Fault; obs.Params[timeline.ParamEffect] != timeline.EffectConfirmed || !strings.Contains(obs.Detail, "gone") {
+		t.Fatalf("observe = %+v", obs)
 	}
 	if err := f.Revert(context.Background()); err != nil || len(tl.Filter(timeline.KindFault)) != 2 {
 		t.Fatalf("revert of a one-shot fault wrote something or failed: %v", err)
@@ -138,25 +148,107 @@ func TestEvictRefusedByBudgetIsASkip(t *testing.T) {
 	}
 }
 
-func TestEvictGoesThroughTheEvictionAPI(t *testing.T) {
-	cs := fakeTarget()
+// evictionMarksDeleting makes the fake API act on an accepted eviction as the real one does: the
+// pod gets a deletion timestamp and its grace period. It returns the pods evicted.
+func evictionMarksDeleting(cs *fake.Clientset) *[]string {
 	var evicted []string
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() == "eviction" {
-			ev := a.(k8stesting.CreateAction).GetObject().(interface{ GetName() string })
-			evicted = append(evicted, ev.GetName())
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
 		}
-		return false, nil, nil
+		name := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name
+		evicted = append(evicted, name)
+		obj, err := cs.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "ns", name)
+		if err != nil {
+			return true, nil, err
+		}
+		p := obj.(*corev1.Pod).DeepCopy()
+		now, grace := metav1.Now(), int64(30)
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, &grace
+		return true, nil, cs.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, "ns")
 	})
+	return &evicted
+}
+
+func TestEvictGoesThroughTheEvictionAPIAndSeesThePodTerminating(t *testing.T) {
+	cs := fakeTarget()
+	evicted := evictionMarksDeleting(cs)
 	tl := timeline.New(time.Now())
 	f := NewEvict(Recorder{Timeline: tl}, choice(cs, 2), nil)
 	if err := f.Inject(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(evicted) != 1 {
-		t.Fatalf("evictions = %v", evicted)
+	if len(*evicted) != 1 {
+		t.Fatalf("evictions = %v", *evicted)
 	}
-	if acts := tl.Filter(timeline.KindFault); len(acts) < 1 || acts[0].Fault.Action != "inject" || acts[0].Pod != evicted[0] {
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) != 2 || acts[0].Fault.Action != timeline.FaultInject || acts[0].Pod != (*evicted)[0] {
+		t.Fatalf("timeline = %+v", acts)
+	}
+	obs := acts[1].Fault
+	if obs.Action != timeline.FaultObserve || acts[1].Pod != (*evicted)[0] || obs.Params[timeline.ParamEffect] != timeline.EffectConfirmed ||
+		obs.Params["grace_s"] != "30" || obs.Params["deletion_timestamp"] == "" || !strings.Contains(obs.Detail, "terminating") {
+		t.Fatalf("observe = %+v", obs)
+	}
+	if _, ok := obs.Params[timeline.ParamPhase]; ok {
+		t.Fatalf("a one-shot fault's proof has no phase: %v", obs.Params)
+	}
+}
+
+func TestEvictAcceptedButPodUntouchedIsNotObserved(t *testing.T) {
+	cs := fakeTarget() // the fake accepts the eviction and does nothing to the pod
+	tl := timeline.New(time.Now())
+	f := NewEvict(Recorder{Timeline: tl}, choice(cs, 2), nil)
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) != 2 || acts[1].Fault.Action != timeline.FaultObserve || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectNotObserved ||
+		!strings.Contains(acts[1].Fault.Detail, "no deletion timestamp") {
+		t.Fatalf("timeline = %+v", acts)
+	}
+}
+
+func TestEvictedPodReplacedUnderItsNameIsGone(t *testing.T) {
+	cs := fakeTarget()
+	// The eviction removes the pod and another pod takes its name before the fault looks.
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		name := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction).Name
+		p := targetPod(name, false, true)
+		p.UID = "replacement"
+		return true, nil, cs.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, "ns")
+	})
+	tl := timeline.New(time.Now())
+	c := choice(cs, 0)
+	c.Pod = "target-a"
+	if p, _ := cs.CoreV1().Pods("ns").Get(context.Background(), "target-a", metav1.GetOptions{}); p != nil {
+		p.UID = "original"
+		cs.Tracker().Update(corev1.SchemeGroupVersion.WithResource("pods"), p, "ns")
+	}
+	if err := NewEvict(Recorder{Timeline: tl}, c, nil).Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts := tl.Filter(timeline.KindFault)
+	if obs := acts[len(acts)-1].Fault; obs.Params[timeline.ParamEffect] != timeline.EffectConfirmed || !strings.Contains(obs.Detail, "UID replacement") {
+		t.Fatalf("observe = %+v", obs)
+	}
+}
+
+func TestPodDeleteIgnoredIsNotObserved(t *testing.T) {
+	cs := fakeTarget()
+	// The API answers the delete but the pod stays as it was.
+	cs.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, nil })
+	tl := timeline.New(time.Now())
+	f := NewPodDelete(Recorder{Timeline: tl}, choice(cs, 1), nil)
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) != 2 || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectNotObserved ||
+		acts[1].Fault.Detail != "pod has no deletion timestamp right after (phase Running): not being deleted" {
 		t.Fatalf("timeline = %+v", acts)
 	}
 }
@@ -196,12 +288,153 @@ func TestColdStartSetsAndRestoresBootstrap(t *testing.T) {
 	if e := env(); len(e) != 1 || e[0].Name != "OTHER" {
 		t.Fatalf("env after revert = %+v, want the variable removed again", e)
 	}
+	// The fake has no controller, so no new pod ever boots: the bootstrap, stopped by the revert, is
+	// honestly not observed; the revert's own rollout is.
 	var got []string
 	for _, e := range tl.Filter(timeline.KindFault) {
-		got = append(got, e.Fault.Action+"/"+e.Fault.Params["effect"])
+		got = append(got, e.Fault.Action+"/"+e.Fault.Params[timeline.ParamPhase]+"/"+e.Fault.Params[timeline.ParamEffect])
 	}
-	if strings.Join(got, " ") != "inject/ observe/confirmed revert/ observe/confirmed" {
+	if strings.Join(got, " ") != "inject// observe/during/not-observed revert// observe/after/confirmed" {
 		t.Fatalf("actions = %v", got)
+	}
+	if d := tl.Filter(timeline.KindFault)[1].Fault.Detail; !strings.Contains(d, "no pod with BOOTSTRAP_DURATION=25s had appeared when the measurement stopped") {
+		t.Fatalf("detail = %q", d)
+	}
+}
+
+// bootingPod is a pod of the cold-start template created at created: its container started
+// startedAfter later and, when readyAfter > 0, the pod became ready readyAfter after creation.
+func bootingPod(name string, created time.Time, startedAfter, readyAfter time.Duration) *corev1.Pod {
+	p := targetPod(name, readyAfter > 0, true)
+	p.UID = types.UID("uid-" + name)
+	p.CreationTimestamp = metav1.NewTime(created)
+	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "OTHER", Value: "x"}, {Name: DefaultBootstrapEnv, Value: "25s"}}
+	p.Status.ContainerStatuses[0].State.Running.StartedAt = metav1.NewTime(created.Add(startedAfter))
+	if readyAfter > 0 {
+		p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(created.Add(readyAfter))
+	}
+	return p
+}
+
+func TestColdStartMeasuresTheNewPodsBootstrap(t *testing.T) {
+	cs := fakeTarget()
+	bumpGeneration(cs)
+	tl := timeline.New(time.Now())
+	f := NewColdStart(Recorder{Timeline: tl, Name: "faults[0]"}, cs, "ns", "target", "target", 25*time.Second)
+	f.BootTimeout = 5 * time.Second
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// An old-template pod appearing now proves nothing; the controller's new pod then boots for 27 s.
+	created := time.Now().Add(-30 * time.Second).Truncate(time.Second)
+	other := targetPod("target-old", true, true)
+	if _, err := cs.CoreV1().Pods("ns").Create(context.Background(), other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("ns").Create(context.Background(), bootingPod("target-new", created, 2*time.Second, 29*time.Second), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.boot.wait()
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) != 2 {
+		t.Fatalf("actions = %+v", acts)
+	}
+	obs := acts[1]
+	if obs.Fault.Action != timeline.FaultObserve || obs.Pod != "target-new" || obs.Fault.Params[timeline.ParamEffect] != timeline.EffectConfirmed ||
+		obs.Fault.Params[timeline.ParamPhase] != timeline.PhaseDuring || obs.Fault.Params["started_s"] != "2" ||
+		obs.Fault.Params["boot_s"] != "27" || obs.Fault.Params["ready_s"] != "29" || obs.Fault.Params["generation"] != "2" {
+		t.Fatalf("observe = %+v %v", obs, obs.Fault.Params)
+	}
+	want := "new pod target-new (BOOTSTRAP_DURATION=25s): container started 2s after creation, ready 27s after it started (bootstrap 25s): booted cold"
+	if obs.Fault.Detail != want {
+		t.Fatalf("detail:\n%s\nwant\n%s", obs.Fault.Detail, want)
+	}
+}
+
+func TestColdStartNoNewPodWithinTheBoundIsNotObserved(t *testing.T) {
+	cs := fakeTarget()
+	bumpGeneration(cs)
+	tl := timeline.New(time.Now())
+	f := NewColdStart(Recorder{Timeline: tl}, cs, "ns", "target", "", 25*time.Second)
+	f.BootTimeout = 100 * time.Millisecond
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.boot.wait()
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) != 2 || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectNotObserved ||
+		!strings.Contains(acts[1].Fault.Detail, "no pod with BOOTSTRAP_DURATION=25s had appeared within") {
+		t.Fatalf("actions = %+v", acts)
+	}
+}
+
+func TestColdStartWithTheSettingAlreadyInPlaceIsNotObserved(t *testing.T) {
+	cs := fakeTarget()
+	bumpGeneration(cs)
+	tl := timeline.New(time.Now())
+	f := NewColdStart(Recorder{Timeline: tl}, cs, "ns", "target", "", 25*time.Second)
+	f.Env = "OTHER"
+	f.Bootstrap = 0
+	d, _ := cs.AppsV1().Deployments("ns").Get(context.Background(), "target", metav1.GetOptions{})
+	d.Spec.Template.Spec.Containers[0].Env[0].Value = "0s"
+	cs.AppsV1().Deployments("ns").Update(context.Background(), d, metav1.UpdateOptions{})
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) != 2 || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectNotObserved || !strings.Contains(acts[1].Fault.Detail, "already 0s") {
+		t.Fatalf("actions = %+v", acts)
+	}
+	if err := f.Revert(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBootProof(t *testing.T) {
+	c := &ColdStart{Bootstrap: 25 * time.Second}
+	created := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	restarted := func(ran time.Duration, reason string, code int32) *corev1.Pod {
+		p := bootingPod("p", created, 40*time.Second, 0)
+		cs := &p.Status.ContainerStatuses[0]
+		cs.RestartCount = 1
+		cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: reason, ExitCode: code,
+			StartedAt: metav1.NewTime(created.Add(time.Second)), FinishedAt: metav1.NewTime(created.Add(time.Second + ran))}
+		return p
+	}
+	notStarted := targetPod("p", false, true)
+	notStarted.CreationTimestamp = metav1.NewTime(created)
+	notStarted.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	for _, tc := range []struct {
+		name      string
+		pod       *corev1.Pod
+		now       time.Duration // after creation
+		final     bool
+		done, ok  bool
+		detailHas string
+	}{
+		{"ready after the bootstrap", bootingPod("p", created, time.Second, 27*time.Second), 30 * time.Second, false, true, true,
+			"container started 1s after creation, ready 26s after it started (bootstrap 25s): booted cold"},
+		{"ready within the one-second tolerance", bootingPod("p", created, time.Second, 25*time.Second), 30 * time.Second, false, true, true, "booted cold"},
+		{"ready too soon", bootingPod("p", created, time.Second, 3*time.Second), 5 * time.Second, false, true, false,
+			"ready 2s after it started (bootstrap 25s): sooner than the bootstrap: the cold start did not show"},
+		{"killed while booting", restarted(21*time.Second, "Error", 137), 45 * time.Second, false, true, true,
+			"ended after 21s without becoming ready (Error, exit 137, 1 restarts): killed while booting cold"},
+		{"crashed at once", restarted(300*time.Millisecond, "Error", 1), 45 * time.Second, false, true, false,
+			"too short to show the bootstrap: not a cold start"},
+		{"still booting", bootingPod("p", created, time.Second, 0), 10 * time.Second, false, false, false, ""},
+		{"still booting at the end, long enough", bootingPod("p", created, time.Second, 0), 40 * time.Second, true, true, true,
+			"not ready 39s after it started (bootstrap 25s): still booting cold"},
+		{"still booting at the end, too early", bootingPod("p", created, time.Second, 0), 10 * time.Second, true, true, false,
+			"not yet as long as the bootstrap"},
+		{"never started", notStarted, 60 * time.Second, true, true, false, "container not started 1m0s after creation, waiting: ContainerCreating"},
+		{"not started yet", notStarted, 5 * time.Second, false, false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done, ok, detail, params := c.bootProof(tc.pod, created.Add(tc.now), tc.final)
+			if done != tc.done || ok != tc.ok || !strings.Contains(detail, tc.detailHas) || params["pod"] != "p" {
+				t.Fatalf("bootProof = done %v ok %v %q %v; want done %v ok %v, detail with %q", done, ok, detail, params, tc.done, tc.ok, tc.detailHas)
+			}
+		})
 	}
 }
 
@@ -219,7 +452,31 @@ func TestRollingUpdatePatchesTheTemplate(t *testing.T) {
 	}
 	acts := tl.Filter(timeline.KindFault)
 	// The fake has no controller: the rollout is honestly reported as not observed.
-	if len(acts) != 2 || acts[0].Fault.Action != "inject" || acts[1].Fault.Params["effect"] != "not-observed" {
+	if len(acts) != 2 || acts[0].Fault.Action != timeline.FaultInject || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectNotObserved ||
+		!strings.Contains(acts[1].Fault.Detail, "generation 1 not observed by the controller") {
+		t.Fatalf("timeline = %+v", acts)
+	}
+}
+
+func TestRollingUpdateSeesTheControllerTakeTheNewGeneration(t *testing.T) {
+	cs := fakeTarget()
+	// A controller that has observed the patched generation and updated one of three replicas.
+	cs.PrependReactor("get", "deployments", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		obj, err := cs.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), "ns", a.(k8stesting.GetAction).GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		d := obj.(*appsv1.Deployment).DeepCopy()
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 3, UpdatedReplicas: 1, ReadyReplicas: 3}
+		return true, d, nil
+	})
+	tl := timeline.New(time.Now())
+	if err := NewRollingUpdate(Recorder{Timeline: tl}, cs, "ns", "target").Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) != 2 || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectConfirmed ||
+		acts[1].Fault.Detail != "rollout of generation 1 under way: 1 updated, 3 ready of 3" {
 		t.Fatalf("timeline = %+v", acts)
 	}
 }
@@ -230,7 +487,8 @@ type fakeNode struct {
 	mu    sync.Mutex
 	state map[string]string // pid → State
 	calls []string
-	gone  bool
+	gone  bool // the target containers' processes are gone (their tasks too)
+	deny  bool // kill fails although the process is there
 }
 
 func (n *fakeNode) exec(_ context.Context, args ...string) ([]byte, error) {
@@ -239,10 +497,14 @@ func (n *fakeNode) exec(_ context.Context, args ...string) ([]byte, error) {
 	n.calls = append(n.calls, strings.Join(args, " "))
 	switch {
 	case strings.Join(args, " ") == "ctr -n k8s.io task ls":
+		if n.gone {
+			return []byte("TASK          PID     STATUS\nsandbox1      100     RUNNING\n"), nil
+		}
 		return []byte("TASK          PID     STATUS\nsandbox1      100     RUNNING\nabctarget-a   4242    RUNNING\nabctarget-b   4343    RUNNING\n"), nil
 	case args[0] == "kill":
-		if n.gone {
-			return []byte("kill: (" + args[2] + ") - No such process"), errors.New("exit status 1")
+		// The message does not matter: the fault asks the runtime whether the process is gone.
+		if n.gone || n.deny {
+			return []byte("kill: failed"), errors.New("exit status 1")
 		}
 		n.state[args[2]] = map[string]string{"-STOP": "T (stopped)", "-CONT": "S (sleeping)"}[args[1]]
 		return nil, nil
@@ -300,6 +562,50 @@ func TestFreezeRevertWhenProcessIsGone(t *testing.T) {
 	last := acts[len(acts)-1].Fault
 	if last.Action != "revert" || !strings.Contains(last.Detail, "gone") {
 		t.Fatalf("last action = %+v", last)
+	}
+}
+
+func TestFreezeRevertFailsWhileTheProcessIsStillThere(t *testing.T) {
+	cs := fakeTarget()
+	node := &fakeNode{state: map[string]string{}}
+	tl := timeline.New(time.Now())
+	c := choice(cs, 0)
+	c.Pod = "target-a"
+	f := NewFreeze(Recorder{Timeline: tl}, c, "target", node.exec)
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	node.deny = true // SIGCONT fails, and the task still runs pid 4242: the process stays frozen
+	if err := f.Revert(context.Background()); err == nil || !f.Injected() {
+		t.Fatalf("a failed resume of a live process was taken for a gone one: err %v, injected %v", err, f.Injected())
+	}
+	if acts := tl.Filter(timeline.KindFault); acts[len(acts)-1].Fault.Action == timeline.FaultRevert {
+		t.Fatalf("revert recorded although the process is still stopped: %+v", acts[len(acts)-1].Fault)
+	}
+}
+
+func TestFreezeStateNotStoppedIsNotObserved(t *testing.T) {
+	cs := fakeTarget()
+	node := &fakeNode{state: map[string]string{}}
+	exec := func(ctx context.Context, args ...string) ([]byte, error) {
+		if args[0] == "kill" { // the signal is "sent" but never lands
+			return nil, nil
+		}
+		return node.exec(ctx, args...)
+	}
+	node.state["4242"] = "S (sleeping)"
+	tl := timeline.New(time.Now())
+	c := choice(cs, 0)
+	c.Pod = "target-a"
+	f := NewFreeze(Recorder{Timeline: tl}, c, "", exec)
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts := tl.Filter(timeline.KindFault)
+	obs := acts[len(acts)-1].Fault
+	if obs.Action != timeline.FaultObserve || obs.Params[timeline.ParamEffect] != timeline.EffectNotObserved ||
+		obs.Params[timeline.ParamPhase] != timeline.PhaseDuring || obs.Detail != "process 4242 state: S (sleeping)" {
+		t.Fatalf("observe = %+v", obs)
 	}
 }
 

@@ -6,15 +6,35 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/loadgen"
 )
 
+// LoadMeter is a running load that reports its tally (loadgen.Load implements it). The overload
+// fault reads it to prove that the offered rate rose and to record what the target did meanwhile.
+type LoadMeter interface {
+	Counts() loadgen.Counts
+}
+
+// overloadReached is the share of the raised rate the load must actually send for the overload to
+// count as applied.
+const overloadReached = 0.8
+
 // Overload raises the load's rate above the target's capacity for the fault's window, through the
-// load generator's rate hook, and puts the previous rate back on revert. Proof of effect: the load's
-// per-second windows on the same timeline.
+// load generator's rate hook, and puts the previous rate back on revert. Proof of effect: the rate
+// the load actually sent over the first seconds after the raise (ObserveFor) reached at least
+// overloadReached of the raised rate, read from the load's tally (LoadMeter); the same tally gives
+// what the target did meanwhile (completed requests, success ratio, mean latency).
 type Overload struct {
 	Recorder
 	state
 	Rate float64
+	// For is the fault's duration (0: unknown); the proof's window is at most half of it.
+	For time.Duration
+	// ObserveFor is how long after the raise the sent rate is measured (3s when 0).
+	ObserveFor time.Duration
 
 	mu   sync.Mutex
 	load RateSetter
@@ -43,8 +63,8 @@ func (f *Overload) loadSetter() RateSetter {
 	return f.load
 }
 
-// Inject raises the rate.
-func (f *Overload) Inject(context.Context) error {
+// Inject raises the rate, then measures what the load sent over the proof's window.
+func (f *Overload) Inject(ctx context.Context) error {
 	if !f.begin(true) {
 		f.end(true)
 		return nil
@@ -54,11 +74,71 @@ func (f *Overload) Inject(context.Context) error {
 		f.end(false)
 		return errors.New("overload: no running load to raise")
 	}
+	meter, _ := l.(LoadMeter)
+	var before loadgen.Counts
+	if meter != nil {
+		before = meter.Counts()
+	}
+	start := time.Now()
 	f.prev = l.SetRate(f.Rate)
-	f.record("inject", "load", "", fmt.Sprintf("load raised from %g/s to %g/s", f.prev, f.Rate),
-		map[string]string{"rate": strconv.FormatFloat(f.Rate, 'f', -1, 64), "previous": strconv.FormatFloat(f.prev, 'f', -1, 64)})
+	f.record(timeline.FaultInject, "load", "", fmt.Sprintf("load raised from %g/s to %g/s", f.prev, f.Rate),
+		map[string]string{"rate": rate(f.Rate), "previous": rate(f.prev)})
 	f.end(true)
+
+	if meter == nil {
+		f.proof("load", "", timeline.PhaseDuring, false, "the load reports no tally: the rate it sent was not measured", nil)
+		return nil
+	}
+	window := f.ObserveFor
+	if window <= 0 {
+		window = 3 * time.Second
+	}
+	if f.For > 0 {
+		window = min(window, f.For/2)
+	}
+	cancelled := sleepCtx(ctx, window) != nil
+	f.observe(before, meter.Counts(), time.Since(start), cancelled)
 	return nil
+}
+
+// observe records the proof from two tallies taken elapsed apart.
+func (f *Overload) observe(before, after loadgen.Counts, elapsed time.Duration, cancelled bool) {
+	sent := after.Sent - before.Sent
+	achieved := float64(sent) / elapsed.Seconds()
+	params := map[string]string{
+		"rate": rate(f.Rate), "previous": rate(f.prev), "window_ms": ms(elapsed),
+		"sent": fmt.Sprint(sent), "achieved_rps": strconv.FormatFloat(achieved, 'f', 1, 64),
+	}
+	detail := fmt.Sprintf("sent %d requests in %s after the raise: %.1f/s (asked %g/s, was %g/s)",
+		sent, elapsed.Round(time.Millisecond), achieved, f.Rate, f.prev)
+	ok := achieved >= overloadReached*f.Rate
+	switch {
+	case f.Rate <= f.prev:
+		ok = false
+		detail += ": the rate was not raised"
+	case cancelled && elapsed < 500*time.Millisecond:
+		ok = false
+		detail += fmt.Sprintf(": cancelled after %s, too short to measure", elapsed.Round(time.Millisecond))
+	case !ok:
+		detail += fmt.Sprintf(": below %.0f%% of the raised rate", overloadReached*100)
+	}
+	if cancelled {
+		detail += " (the run ended within the window)"
+	}
+	// What the target did with the requests that completed meanwhile (started before or after).
+	done, good := after.Completed-before.Completed, after.OK-before.OK
+	params["completed"], params["ok"] = fmt.Sprint(done), fmt.Sprint(good)
+	if done > 0 {
+		ratio := float64(good) / float64(done)
+		mean := (after.Latency - before.Latency) / time.Duration(done)
+		params["success_ratio"] = strconv.FormatFloat(ratio, 'f', 3, 64)
+		params["mean_latency_ms"] = ms(mean)
+		detail += fmt.Sprintf("; target: %d of %d completed requests OK (%.1f%%), mean latency %s",
+			good, done, 100*ratio, mean.Round(time.Millisecond))
+	} else {
+		detail += "; target: no request completed in the window"
+	}
+	f.proof("load", "", timeline.PhaseDuring, ok, detail, params)
 }
 
 // Revert puts the previous rate back.
@@ -69,8 +149,10 @@ func (f *Overload) Revert(context.Context) error {
 	}
 	l := f.loadSetter()
 	l.SetRate(f.prev)
-	f.record("revert", "load", "", fmt.Sprintf("load back to %g/s", f.prev),
-		map[string]string{"rate": strconv.FormatFloat(f.prev, 'f', -1, 64)})
+	f.record(timeline.FaultRevert, "load", "", fmt.Sprintf("load back to %g/s", f.prev),
+		map[string]string{"rate": rate(f.prev)})
 	f.end(false)
 	return nil
 }
+
+func rate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }

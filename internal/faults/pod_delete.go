@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/probegate/probegate/internal/timeline"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -57,9 +59,9 @@ func (f *PodDelete) Inject(ctx context.Context) error {
 		return fmt.Errorf("pod-delete %s/%s: %w", f.Choice.Namespace, pod.Name, err)
 	}
 	f.pod = pod.Name
-	f.record("inject", pod.Name, pod.Name, detail, params)
+	f.record(timeline.FaultInject, pod.Name, pod.Name, detail, params)
 	f.end(true)
-	observeTermination(ctx, f.Recorder, f.Choice, pod.Name)
+	observeTermination(ctx, f.Recorder, f.Choice, pod)
 	return nil
 }
 
@@ -81,26 +83,28 @@ func graceSeconds(grace *time.Duration, params map[string]string) *int64 {
 	return &secs
 }
 
-// observeTermination records the pod's deletion as the API shows it: terminating with a grace
-// period, or already gone.
-func observeTermination(ctx context.Context, rec Recorder, choice PodChoice, name string) {
+// observeTermination records the proof of a pod deletion or eviction as the API shows it right
+// after: the pod (the same UID) terminating with its deletion timestamp and grace period, or already
+// gone. A pod without a deletion timestamp is recorded as not observed.
+func observeTermination(ctx context.Context, rec Recorder, choice PodChoice, pod *corev1.Pod) {
+	name := pod.Name
 	p, err := choice.Client.CoreV1().Pods(choice.Namespace).Get(ctx, name, metav1.GetOptions{})
-	params := map[string]string{"effect": "confirmed"}
 	switch {
 	case err != nil && isNotFound(err):
-		rec.record("observe", name, name, "pod already gone", params)
+		rec.proof(name, name, "", true, "pod already gone (not found right after)", nil)
 	case err != nil:
-		params["effect"], params["error"] = "not-observed", err.Error()
-		rec.record("observe", name, name, "get pod: "+err.Error(), params)
+		rec.proof(name, name, "", false, "get pod: "+err.Error(), map[string]string{"error": err.Error()})
+	case pod.UID != "" && p.UID != pod.UID:
+		rec.proof(name, name, "", true, fmt.Sprintf("pod already gone (the name now belongs to UID %s)", p.UID), nil)
 	case p.DeletionTimestamp == nil:
-		params["effect"] = "not-observed"
-		rec.record("observe", name, name, "pod has no deletion timestamp", params)
+		rec.proof(name, name, "", false, fmt.Sprintf("pod has no deletion timestamp right after (phase %s): not being deleted", p.Status.Phase), nil)
 	default:
 		g := int64(0)
 		if p.DeletionGracePeriodSeconds != nil {
 			g = *p.DeletionGracePeriodSeconds
 		}
-		params["grace_s"] = fmt.Sprint(g)
-		rec.record("observe", name, name, fmt.Sprintf("pod terminating, grace period %ds", g), params)
+		rec.proof(name, name, "", true, fmt.Sprintf("pod terminating: deletion timestamp %s, grace period %ds",
+			p.DeletionTimestamp.UTC().Format(time.RFC3339), g),
+			map[string]string{"grace_s": fmt.Sprint(g), "deletion_timestamp": p.DeletionTimestamp.UTC().Format(time.RFC3339)})
 	}
 }

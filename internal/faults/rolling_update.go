@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/probegate/probegate/internal/timeline"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -47,10 +48,10 @@ func (f *RollingUpdate) Inject(ctx context.Context) error {
 		f.end(false)
 		return fmt.Errorf("rolling-update %s/%s: %w", f.Namespace, f.Deployment, err)
 	}
-	f.record("inject", f.Deployment, "", fmt.Sprintf("pod template annotation %s=%s: rolling deployment %s", RestartedAtAnnotation, stamp, f.Deployment),
+	f.record(timeline.FaultInject, f.Deployment, "", fmt.Sprintf("pod template annotation %s=%s: rolling deployment %s", RestartedAtAnnotation, stamp, f.Deployment),
 		map[string]string{"generation": fmt.Sprint(d.Generation)})
 	f.end(true)
-	observeRollout(ctx, f.Recorder, f.Client, f.Namespace, f.Deployment, d.Generation)
+	observeRollout(ctx, f.Recorder, f.Client, f.Namespace, f.Deployment, d.Generation, "")
 	return nil
 }
 

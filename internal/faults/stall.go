@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 // Forwarder opens a local address that reaches port of a pod (PortForward, or a fake in tests).
@@ -73,7 +75,7 @@ func (s *Stall) Inject(ctx context.Context) error {
 		return fmt.Errorf("stall pod %s: admin answered %d: %s", pod.Name, status, body)
 	}
 	s.pod, s.until = pod.Name, time.Now().Add(s.For)
-	s.record("inject", pod.Name, pod.Name, fmt.Sprintf("POST /admin/stall?d=%s on port %d", s.For, s.AdminPort),
+	s.record(timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("POST /admin/stall?d=%s on port %d", s.For, s.AdminPort),
 		map[string]string{"d": s.For.String()})
 	s.end(true)
 
@@ -81,9 +83,12 @@ func (s *Stall) Inject(ctx context.Context) error {
 	if wait <= 0 {
 		wait = min(2*time.Second, s.For/2)
 	}
-	if sleepCtx(ctx, wait) == nil {
-		s.observe(ctx, true)
+	if err := sleepCtx(ctx, wait); err != nil {
+		s.proof(s.pod, s.pod, timeline.PhaseDuring, false,
+			fmt.Sprintf("heartbeat not read: the run was cancelled within the %s wait after the stall began", wait), map[string]string{"error": err.Error()})
+		return nil
 	}
+	s.observe(ctx, true)
 	return nil
 }
 
@@ -97,7 +102,7 @@ func (s *Stall) Revert(ctx context.Context) error {
 	if left := time.Until(s.until); left > 0 {
 		detail = fmt.Sprintf("the stall cannot be cut short: it ends by itself in %s", left.Round(time.Millisecond))
 	}
-	s.record("revert", s.pod, s.pod, detail, map[string]string{"d": s.For.String()})
+	s.record(timeline.FaultRevert, s.pod, s.pod, detail, map[string]string{"d": s.For.String()})
 	s.end(false)
 	s.observe(ctx, false)
 	return nil
@@ -112,33 +117,27 @@ type adminState struct {
 
 func (s *Stall) observe(ctx context.Context, active bool) {
 	body, status, err := s.admin(ctx, s.pod, http.MethodGet, "/admin/state")
-	params := map[string]string{"phase": "during"}
-	if !active {
-		params["phase"] = "after"
-	}
+	params := map[string]string{}
 	if err != nil || status != http.StatusOK {
 		if err == nil {
 			err = fmt.Errorf("status %d", status)
 		}
 		params["error"] = err.Error()
-		params["effect"] = "not-observed"
-		s.record("observe", s.pod, s.pod, "read /admin/state: "+err.Error(), params)
+		s.proof(s.pod, s.pod, phase(active), false, "read /admin/state: "+err.Error(), params)
 		return
 	}
 	var st adminState
 	if err := json.Unmarshal(body, &st); err != nil {
 		params["error"] = err.Error()
-		params["effect"] = "not-observed"
-		s.record("observe", s.pod, s.pod, "decode /admin/state: "+err.Error(), params)
+		s.proof(s.pod, s.pod, phase(active), false, "decode /admin/state: "+err.Error(), params)
 		return
 	}
 	params["heartbeat_age_ms"] = strconv.FormatFloat(st.HeartbeatAgeMs, 'f', 0, 64)
 	params["live"] = strconv.FormatBool(st.Live)
 	// During the stall the heartbeat must be older than the time we waited; after, fresh again.
 	stalled := st.HeartbeatAgeMs >= 900 || !st.Live
-	ok := stalled == active
-	params["effect"] = map[bool]string{true: "confirmed", false: "not-observed"}[ok]
-	s.record("observe", s.pod, s.pod, fmt.Sprintf("heartbeat age %.0f ms, live=%v %s", st.HeartbeatAgeMs, st.Live, st.LiveReason), params)
+	s.proof(s.pod, s.pod, phase(active), stalled == active,
+		fmt.Sprintf("heartbeat age %.0f ms, live=%v %s", st.HeartbeatAgeMs, st.Live, st.LiveReason), params)
 }
 
 func (s *Stall) admin(ctx context.Context, pod, method, path string) ([]byte, int, error) {

@@ -110,3 +110,49 @@ func TestStallRefusedByTheTargetIsAnError(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestStallNotShowingInTheHeartbeatIsNotObserved(t *testing.T) {
+	// The admin port accepts the stall but the heartbeat stays fresh: the stall did not act.
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /admin/stall", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
+	mux.HandleFunc("GET /admin/state", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"heartbeat_age_ms": 40, "live": true, "live_reason": "ok"})
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	fw := func(context.Context, string, string, int) (string, func(), error) {
+		return strings.TrimPrefix(srv.URL, "http://"), func() {}, nil
+	}
+	tl := timeline.New(time.Now())
+	s := NewStall(Recorder{Timeline: tl}, choice(fakeTarget(), 5), 9090, time.Second, fw)
+	s.ObserveAfter = 10 * time.Millisecond
+	if err := s.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) != 2 || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectNotObserved ||
+		acts[1].Fault.Params[timeline.ParamPhase] != timeline.PhaseDuring || acts[1].Fault.Detail != "heartbeat age 40 ms, live=true ok" {
+		t.Fatalf("actions = %+v", acts)
+	}
+}
+
+func TestStallCancelledBeforeTheHeartbeatIsReadIsNotObserved(t *testing.T) {
+	admin := &fakeAdmin{}
+	srv := httptest.NewServer(admin.handler())
+	t.Cleanup(srv.Close)
+	fw := func(context.Context, string, string, int) (string, func(), error) {
+		return strings.TrimPrefix(srv.URL, "http://"), func() {}, nil
+	}
+	tl := timeline.New(time.Now())
+	s := NewStall(Recorder{Timeline: tl}, choice(fakeTarget(), 5), 9090, 4*time.Second, fw)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := s.Inject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) != 2 || acts[1].Fault.Action != timeline.FaultObserve || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectNotObserved ||
+		!strings.Contains(acts[1].Fault.Detail, "heartbeat not read") {
+		t.Fatalf("actions = %+v", acts)
+	}
+}

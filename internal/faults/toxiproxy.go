@@ -10,6 +10,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 // NewToxiproxyClient returns a client for the toxiproxy API at apiURL, which must be on a loopback
@@ -68,7 +69,7 @@ func (t *toxic) Inject(ctx context.Context) error {
 		t.end(false)
 		return fmt.Errorf("%s: add %s toxic to proxy %q: %w", t.Recorder.Type, t.kind, t.proxy, err)
 	}
-	t.record("inject", t.proxy, "", fmt.Sprintf("%s toxic %q on proxy %q (downstream, toxicity 1.0)", t.kind, t.name, t.proxy), copyParams(t.params))
+	t.record(timeline.FaultInject, t.proxy, "", fmt.Sprintf("%s toxic %q on proxy %q (downstream, toxicity 1.0)", t.kind, t.name, t.proxy), copyParams(t.params))
 	t.end(true)
 	t.observe(ctx, true)
 	return nil
@@ -99,7 +100,7 @@ func (t *toxic) Revert(ctx context.Context) error {
 		t.end(true)
 		return fmt.Errorf("%s: remove toxic %q from proxy %q: %w", t.Recorder.Type, t.name, t.proxy, err)
 	}
-	t.record("revert", t.proxy, "", fmt.Sprintf("removed %s toxic %q", t.kind, t.name), copyParams(t.params))
+	t.record(timeline.FaultRevert, t.proxy, "", fmt.Sprintf("removed %s toxic %q", t.kind, t.name), copyParams(t.params))
 	t.end(false)
 	t.observe(ctx, false)
 	return nil
@@ -107,6 +108,7 @@ func (t *toxic) Revert(ctx context.Context) error {
 
 func (t *toxic) observe(ctx context.Context, active bool) {
 	if t.probe == nil {
+		noProbe(t.Recorder, t.proxy, active)
 		return
 	}
 	if !active {
@@ -149,22 +151,18 @@ func observeRecovery(ctx context.Context, rec Recorder, target string, probe DBP
 // recordProbe records one DB probe measurement as an observe action.
 func recordProbe(r Recorder, target string, probe DBProbe, d time.Duration, err error, ok bool, what string, active bool) {
 	params := map[string]string{"latency_ms": strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64)}
-	phase := "during"
-	if !active {
-		phase = "after"
-	}
-	params["phase"] = phase
-	if ok {
-		params["effect"] = "confirmed"
-	} else {
-		params["effect"] = "not-observed"
-	}
 	detail := fmt.Sprintf("%s: %s", probe, d.Round(time.Millisecond))
 	if err != nil {
 		params["error"] = err.Error()
 		detail = fmt.Sprintf("%s: %v after %s", probe, err, d.Round(time.Millisecond))
 	}
-	r.record("observe", target, "", detail+" ("+what+")", params)
+	r.proof(target, "", phase(active), ok, detail+" ("+what+")", params)
+}
+
+// noProbe records that a DB fault's effect could not be measured: there is no probe to the database
+// through the proxy (no REST config to port-forward with).
+func noProbe(r Recorder, target string, active bool) {
+	r.proof(target, "", phase(active), false, "no database probe through the proxy (no REST config to port-forward with): effect not measured", nil)
 }
 
 func copyParams(p map[string]string) map[string]string {

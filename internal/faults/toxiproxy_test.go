@@ -250,3 +250,35 @@ func TestMissingProxyIsAnError(t *testing.T) {
 		t.Fatal("a failed inject was recorded as injected")
 	}
 }
+
+func TestDBFaultWithoutAProbeSaysItsEffectWasNotMeasured(t *testing.T) {
+	fx := newToxiproxyFixture(t)
+	for _, f := range []Fault{
+		NewDBLatency(Recorder{Name: "latency"}, fx.client, "postgres", 300*time.Millisecond, 0, nil),
+		NewDBDown(Recorder{Name: "down"}, fx.client, "postgres", nil),
+	} {
+		tl := timeline.New(time.Now())
+		switch f := f.(type) {
+		case *toxic:
+			f.Recorder.Timeline = tl
+		case *DBDown:
+			f.Recorder.Timeline = tl
+		}
+		if err := f.Inject(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Revert(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, a := range actions(tl) {
+			got = append(got, a.Action+"/"+a.Params[timeline.ParamPhase]+"/"+a.Params[timeline.ParamEffect])
+		}
+		if strings.Join(got, " ") != "inject// observe/during/not-observed revert// observe/after/not-observed" {
+			t.Fatalf("%s: actions = %v", f.Type(), got)
+		}
+		if d := actions(tl)[1].Detail; !strings.Contains(d, "no database probe") {
+			t.Fatalf("%s: detail = %q", f.Type(), d)
+		}
+	}
+}

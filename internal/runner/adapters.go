@@ -103,6 +103,9 @@ type vegetaRun struct {
 func (r *vegetaRun) SetRate(rate float64) float64 { return r.load.SetRate(rate) }
 func (r *vegetaRun) Stop()                        { r.load.Stop() }
 
+// Counts is the load's tally, which the overload fault reads as its proof of effect.
+func (r *vegetaRun) Counts() loadgen.Counts { return r.load.Counts() }
+
 func (r *vegetaRun) Wait() ([]timeline.Request, error) {
 	rep, err := r.load.Wait()
 	r.mu.Lock()

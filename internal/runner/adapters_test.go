@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -25,6 +26,14 @@ func TestVegetaLoadRecordsEveryRequest(t *testing.T) {
 	reqs, err := run.Wait()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The overload fault proves its effect from the load's tally: the run must hand it over.
+	meter, ok := run.(faults.LoadMeter)
+	if !ok {
+		t.Fatalf("%T does not report its tally (faults.LoadMeter)", run)
+	}
+	if c := meter.Counts(); c.Sent != uint64(len(reqs)) || c.Completed != c.Sent || c.OK != c.Sent {
+		t.Fatalf("tally %+v for %d requests", c, len(reqs))
 	}
 	if len(reqs) < 30 || len(reqs) > 41 {
 		t.Fatalf("%d requests recorded for 40 rps × 1 s", len(reqs))
