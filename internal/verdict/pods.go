@@ -16,12 +16,24 @@ type mark struct {
 	Seq int64
 }
 
-// containerExit is a container observed in state terminated.
+// containerExit is a container observed in state terminated. Finished, when the API reported it,
+// is the status's finishedAt on the timeline's clock: one-second resolution, truncated, but free of
+// the kubelet's delay in reporting the exit (T is when the harness saw the status).
 type containerExit struct {
 	mark
 	Container string
 	ExitCode  *int32
 	Reason    string
+	Finished  *time.Duration
+}
+
+// latestExit is the latest the process can have exited: the reported finishedAt rounded up to its
+// second, or when the exit was seen, whichever is earlier.
+func (x containerExit) latestExit() time.Duration {
+	if x.Finished != nil {
+		return min(x.T, *x.Finished+time.Second)
+	}
+	return x.T
 }
 
 // podLife is what the timeline says about one pod's lifecycle.
@@ -119,6 +131,10 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 					continue // an init container finishing is not the process exiting
 				}
 				x := parseExit(m, name, c.To, c.Detail)
+				if e.APITime != nil && !e.At.IsZero() {
+					f := e.T + e.APITime.Sub(e.At)
+					x.Finished = &f
+				}
 				p.Exits = append(p.Exits, x)
 			}
 		}

@@ -59,7 +59,7 @@ func judgeTerminatingBeforeExit(in Input) Result {
 			observed = append(observed, name+": exited while still ready")
 			continue
 		}
-		lead := exit.T - lastWithdrawal(eps, name, exit.T)
+		lead := exit.latestExit() - lastWithdrawal(eps, name, exit.T)
 		if minLead < 0 || secs(lead) < minLead {
 			minLead = secs(lead)
 		}

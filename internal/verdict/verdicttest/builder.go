@@ -163,6 +163,17 @@ func (b *Builder) Exited(t time.Duration, pod string, exitCode int32) *Builder {
 		To: fmt.Sprintf("terminated:%s:%d", reason, exitCode)})
 }
 
+// ExitedReported records the pod's container seen terminated at t, its status reporting it
+// finished at finished (truncated to the second, as the API does).
+func (b *Builder) ExitedReported(t, finished time.Duration, pod string, exitCode int32) *Builder {
+	b.Exited(t, pod, exitCode)
+	e := &b.entries[len(b.entries)-1]
+	e.At = Start.Add(t)
+	api := Start.Add(finished).Truncate(time.Second)
+	e.APITime = &api
+	return b
+}
+
 // Deleted records the pod object going away.
 func (b *Builder) Deleted(t time.Duration, pod string) *Builder {
 	return b.pod(t, pod, timeline.PodTransition{Field: "deleted", From: "Running"})
