@@ -48,6 +48,9 @@ type Report struct {
 	// Command is the probegate command line that produced the run.
 	Command   []string         `json:"command,omitempty"`
 	Scenarios []ScenarioReport `json:"scenarios"`
+	// Interrupted names the signal that stopped the run early ("SIGINT", "SIGTERM"); empty when
+	// the run finished. Scenarios it cut short carry the interruption as their Error.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // ScenarioReport is one scenario run against one target: what ran, the oracle's windows, the
@@ -186,12 +189,13 @@ const (
 	ExitError = 2
 )
 
-// ExitCode is the process exit code the run earns: 2 when any scenario errored (or none ran),
-// 1 when any verdict failed, 0 otherwise.
+// ExitCode is the process exit code the run earns: 2 when it was interrupted, any scenario
+// errored (or none ran), 1 when any verdict failed, 0 otherwise. (A live run stopped by a signal
+// exits 128+signal instead; the CLI decides that.)
 func (r *Report) ExitCode() int {
 	c := r.Counts()
 	switch {
-	case c.Errored > 0 || c.Scenarios == 0:
+	case r.Interrupted != "" || c.Errored > 0 || c.Scenarios == 0:
 		return ExitError
 	case c.Failed > 0:
 		return ExitFail
