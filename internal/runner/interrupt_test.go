@@ -41,6 +41,7 @@ type ctxFaults struct {
 }
 
 type revertCall struct {
+	at          time.Time
 	fault       string
 	err         error // the context's error when Revert was called
 	hasDeadline bool
@@ -59,6 +60,12 @@ func (f *ctxFaults) calls() []revertCall {
 	return append([]revertCall(nil), f.reverts...)
 }
 
+func (f *ctxFaults) revertedAt() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reverts[0].at
+}
+
 type ctxInjector struct {
 	name  string
 	owner *ctxFaults
@@ -74,7 +81,7 @@ func (c *ctxInjector) Inject(context.Context) error {
 func (c *ctxInjector) Revert(ctx context.Context) error {
 	_, dl := ctx.Deadline()
 	c.owner.mu.Lock()
-	c.owner.reverts = append(c.owner.reverts, revertCall{fault: c.name, err: ctx.Err(), hasDeadline: dl})
+	c.owner.reverts = append(c.owner.reverts, revertCall{at: time.Now(), fault: c.name, err: ctx.Err(), hasDeadline: dl})
 	c.owner.mu.Unlock()
 	c.tl.Append(timeline.Entry{Kind: timeline.KindFault, Fault: &timeline.FaultAction{Type: c.name, Action: timeline.FaultRevert}})
 	return nil
@@ -320,5 +327,53 @@ func TestExecuteCtrlCWritesInterruptedReport(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// drainingLoad takes drain to finish its requests in flight once stopped, like vegeta waiting for
+// slow responses.
+type drainingLoad struct {
+	fakeLoad
+	drain time.Duration
+}
+
+func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, o Observation) (LoadRun, error) {
+	l.fakeLoad.Start(ctx, spec, tl, o)
+	return l, nil
+}
+
+func (l *drainingLoad) Wait() ([]timeline.Request, error) {
+	reqs, err := l.fakeLoad.Wait()
+	time.Sleep(l.drain)
+	return reqs, err
+}
+
+// The faults are reverted as soon as the signal arrives, not after the load has drained.
+func TestRunCtrlCRevertsBeforeTheLoadDrains(t *testing.T) {
+	r, _, _, _ := newTestRunner(t)
+	f := newCtxFaults()
+	r.Kit.Faults = f
+	r.Kit.Load = &drainingLoad{drain: 2 * time.Second}
+	ctx, send := ctrlC(t)
+	var signalled time.Time
+	go func() {
+		<-f.injected
+		signalled = time.Now()
+		send(syscall.SIGINT)
+	}()
+	if _, err := r.Run(ctx, longFault("db-slowness"), 0); err == nil {
+		t.Fatal("no interruption error")
+	}
+	returned := time.Now()
+	calls := f.calls()
+	if len(calls) != 1 {
+		t.Fatalf("reverts = %+v", calls)
+	}
+	if took := returned.Sub(signalled); took < 2*time.Second {
+		t.Fatalf("run returned %s after the signal, before its load drained", took)
+	}
+	revertedAt := f.revertedAt()
+	if took := revertedAt.Sub(signalled); took > time.Second {
+		t.Errorf("fault reverted %s after the signal: it waited for the load to drain", took)
 	}
 }

@@ -208,20 +208,44 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	setLoad(sched, load)
 	status.watch(obs, sched, loadStartAt, sc.Load.Duration)
 
-	schedErr := make(chan error, 1)
+	schedDone := make(chan error, 1)
 	schedCtx, stopSched := context.WithCancel(ctx)
 	defer stopSched()
-	go func() { schedErr <- sched.Run(schedCtx, loadStartAt) }()
+	go func() { schedDone <- sched.Run(schedCtx, loadStartAt) }()
+	// An interrupt reverts the faults at once, while the load drains its requests in flight (up to
+	// the request timeout), once the schedule has returned (an inject under way completes first).
+	type stopped struct {
+		active              []string
+		schedErr, revertErr error
+	}
+	early := make(chan stopped, 1)
+	notInterrupted := context.AfterFunc(ctx, func() {
+		st := stopped{schedErr: <-schedDone}
+		st.active = sched.Active()
+		st.revertErr = sched.RevertAll(ctx)
+		early <- st
+	})
 
 	reqs, loadErr := waitLoad(ctx, load)
-	if active := sched.Active(); ctx.Err() != nil && len(active) > 0 {
-		phase = "load with " + strings.Join(active, ", ") + " injected"
-	}
-	stopSched()
 	rep.Requests = reqs
-	if err := <-schedErr; err != nil {
+	var schedErr error
+	if notInterrupted() {
+		stopSched()
+		schedErr = <-schedDone
+	} else {
+		st := <-early
+		schedErr = st.schedErr
+		if len(st.active) > 0 {
+			phase = "load with " + strings.Join(st.active, ", ") + " injected"
+		}
+		if st.revertErr != nil {
+			log.Error("revert faults", "err", st.revertErr)
+			teardownErr = errors.Join(teardownErr, st.revertErr)
+		}
+	}
+	if schedErr != nil {
 		load.Stop()
-		return rep, err
+		return rep, schedErr
 	}
 	if loadErr != nil {
 		return rep, fmt.Errorf("load: %w", loadErr)
