@@ -46,7 +46,7 @@ const (
 )
 
 // Measure implements DBProbe. On success the duration is the StartupMessage round trip; on failure
-// it is the time from the connect to the failure.
+// it is the time from the connect to the failure. It returns as soon as ctx ends.
 func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 	timeout := p.Timeout
 	if timeout <= 0 {
@@ -69,7 +69,12 @@ func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
+	// The deadline bounds the reads; ending ctx (Ctrl-C) cuts them short too.
+	defer context.AfterFunc(ctx, func() { conn.Close() })()
 	fail := func(what string, err error) (time.Duration, error) {
+		if ctx.Err() != nil {
+			return time.Since(start), fmt.Errorf("%s: %w", what, context.Cause(ctx))
+		}
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			return time.Since(start), fmt.Errorf("%s: no reply within %s", what, timeout)
 		}

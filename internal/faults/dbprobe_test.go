@@ -63,3 +63,20 @@ func TestPostgresRoundTripTimesOut(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Cancelling the context (Ctrl-C) ends a measurement stuck behind a slow database at once, not at
+// its timeout.
+func TestPostgresRoundTripStopsWhenCancelled(t *testing.T) {
+	users := make(chan string, 1)
+	addr := slowSetupPostgres(t, 3*time.Second, 0, users)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := PostgresRoundTrip{Endpoint: StaticEndpoint(addr), Via: "test", Timeout: 10 * time.Second}.Measure(ctx)
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("measurement went on %s after its context was cancelled", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("err = %v", err)
+	}
+}
