@@ -102,7 +102,7 @@ func TestIntegrationInterruptRun(t *testing.T) {
 	// namespace (and toxiproxy with it) goes must show none.
 	var mu sync.Mutex
 	var lastCount = -1
-	var lastAnswer time.Time
+	var lastAnswer, firstClean time.Time
 	stopPolling := make(chan struct{})
 	polled := make(chan struct{})
 	go func() {
@@ -111,6 +111,9 @@ func TestIntegrationInterruptRun(t *testing.T) {
 			if n, err := toxicCount(toxiproxy); err == nil {
 				mu.Lock()
 				lastCount, lastAnswer = n, time.Now()
+				if n == 0 && firstClean.IsZero() {
+					firstClean = lastAnswer
+				}
 				mu.Unlock()
 			}
 			select {
@@ -142,6 +145,11 @@ func TestIntegrationInterruptRun(t *testing.T) {
 	mu.Lock()
 	if lastCount != 0 || lastAnswer.Before(sent) {
 		t.Errorf("toxiproxy's last answer (%s after SIGINT) listed %d toxics, want 0", lastAnswer.Sub(sent).Round(time.Millisecond), lastCount)
+	} else {
+		t.Logf("toxic gone %s after SIGINT", firstClean.Sub(sent).Round(time.Millisecond))
+		if firstClean.Sub(sent) > 10*time.Second {
+			t.Errorf("the toxic stayed %s after SIGINT", firstClean.Sub(sent).Round(time.Millisecond))
+		}
 	}
 	mu.Unlock()
 	if n, err := toxicCount(toxiproxy); err == nil && n != 0 {
