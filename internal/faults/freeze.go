@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -23,6 +24,9 @@ type Freeze struct {
 
 	pod, container, pid string
 }
+
+// signalTimeout bounds sending SIGSTOP or SIGCONT through the node.
+const signalTimeout = 10 * time.Second
 
 // NewFreeze returns the freeze fault.
 func NewFreeze(rec Recorder, choice PodChoice, container string, exec NodeExec) *Freeze {
@@ -59,7 +63,16 @@ func (f *Freeze) Inject(ctx context.Context) error {
 		f.end(false)
 		return fmt.Errorf("freeze pod %s container %s: %w", pod.Name, name, err)
 	}
-	if out, err := f.Exec(ctx, "kill", "-STOP", pid); err != nil {
+	// The STOP gets its own bounded context: an interrupt must not cut it between the node's kill
+	// and the record of it here, or the revert would not know there is a process to resume.
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
+	out, err = f.Exec(stopCtx, "kill", "-STOP", pid)
+	cancel()
+	if err != nil {
+		// The STOP may have landed all the same: resume the process (harmless if it runs).
+		contCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
+		f.Exec(contCtx, "kill", "-CONT", pid)
+		cancel()
 		f.end(false)
 		return fmt.Errorf("freeze pod %s: kill -STOP %s on the node: %w: %s", pod.Name, pid, err, out)
 	}
