@@ -48,8 +48,9 @@ type Report struct {
 	// Command is the probegate command line that produced the run.
 	Command   []string         `json:"command,omitempty"`
 	Scenarios []ScenarioReport `json:"scenarios"`
-	// Interrupted names the signal that stopped the run early ("SIGINT", "SIGTERM"); empty when
-	// the run finished. Scenarios it cut short carry the interruption as their Error.
+	// Interrupted names the signal that stopped the run early ("SIGINT", "SIGTERM"; "cancelled"
+	// when a library caller's context ended); empty when the run finished. Scenarios it cut short
+	// carry the interruption as their Error.
 	Interrupted string `json:"interrupted,omitempty"`
 }
 
@@ -189,13 +190,14 @@ const (
 	ExitError = 2
 )
 
-// ExitCode is the process exit code the run earns: 2 when it was interrupted, any scenario
-// errored (or none ran), 1 when any verdict failed, 0 otherwise. (A live run stopped by a signal
-// exits 128+signal instead; the CLI decides that.)
+// ExitCode is the process exit code the run earns: 2 when any scenario errored (or none ran),
+// 1 when any verdict failed, 0 otherwise.
 func (r *Report) ExitCode() int {
 	c := r.Counts()
 	switch {
-	case r.Interrupted != "" || c.Errored > 0 || c.Scenarios == 0:
+	case r.Interrupted != "": // stopped early, never a pass (the live run exited 128+signal)
+		return ExitError
+	case c.Errored > 0 || c.Scenarios == 0:
 		return ExitError
 	case c.Failed > 0:
 		return ExitFail
