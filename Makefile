@@ -1,15 +1,22 @@
 # probegate — a thin index of targets over hack/ scripts and the probegate CLI. `make help` lists them.
 SHELL := /bin/bash
 GO ?= go
-PROBEGATE := $(GO) run ./cmd/probegate
+# The CLI is built, then run directly: `go run` keeps a SIGINT sent to it (kill -INT, a CI cancel)
+# from reaching the program and dies on SIGTERM leaving it running, so a run could not be stopped
+# cleanly (faults reverted, report written, exit 130/143).
+PROBEGATE := bin/probegate
 OUT ?= _out
 
 .PHONY: help
 help: ## list targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
+.PHONY: $(PROBEGATE)
+$(PROBEGATE):
+	$(GO) build -o $@ ./cmd/probegate
+
 .PHONY: run
-run: images ## run the default suite against the bundled target on the local kind cluster (creates it if needed)
+run: images $(PROBEGATE) ## run the default suite against the bundled target on the local kind cluster (creates it if needed)
 	$(PROBEGATE) run --out $(OUT)
 
 .PHONY: test
@@ -42,13 +49,13 @@ images: ## build every image the cluster runs (target, postgres, toxiproxy; cach
 	hack/images.sh
 
 .PHONY: cluster
-cluster: ## create (or reuse) the kind cluster and wait until node and CoreDNS are ready
+cluster: $(PROBEGATE) ## create (or reuse) the kind cluster and wait until node and CoreDNS are ready
 	$(PROBEGATE) cluster create
 
 .PHONY: cluster-down
-cluster-down: ## delete the kind cluster and restore host sysctls
+cluster-down: $(PROBEGATE) ## delete the kind cluster and restore host sysctls
 	$(PROBEGATE) cluster delete
 
 .PHONY: deploy
-deploy: ## deploy postgres, toxiproxy and the target (VARIANT=good) into NAMESPACE=probegate
+deploy: $(PROBEGATE) ## deploy postgres, toxiproxy and the target (VARIANT=good) into NAMESPACE=probegate
 	$(PROBEGATE) deploy --variant $${VARIANT:-good} --namespace $${NAMESPACE:-probegate}

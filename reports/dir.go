@@ -30,7 +30,14 @@ func WriteAll(dir string, r *Report) error {
 	used := map[string]bool{}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
-		base := scenarioDir(s, used)
+		var base string
+		if s.TimelinePath != "" {
+			// Chosen while the scenario ran (its timeline was streamed there): keep its directory.
+			base = path.Dir(s.TimelinePath)
+			used[path.Base(base)] = true
+		} else {
+			base = ScenarioDir(s, used)
+		}
 		if s.Timeline != nil {
 			if s.TimelinePath == "" {
 				s.TimelinePath = path.Join(base, TimelineFile)
@@ -128,8 +135,9 @@ func LoadDir(dir string) (*Report, error) {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// scenarioDir picks a unique, file-system-safe directory for a scenario's data.
-func scenarioDir(s *ScenarioReport, used map[string]bool) string {
+// ScenarioDir picks a unique (among used, which it updates), file-system-safe directory for a
+// scenario's data inside the report directory: "scenarios/<name>[-<variant>]".
+func ScenarioDir(s *ScenarioReport, used map[string]bool) string {
 	name := s.Name
 	if s.Variant != "" {
 		name += "-" + s.Variant

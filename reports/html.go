@@ -69,6 +69,9 @@ type countKV struct {
 // Scenarios whose Timeline is nil are drawn from what the report itself holds.
 func WriteHTML(w io.Writer, r *Report) error {
 	page := htmlPage{R: r, FinalLine: FinalLine(r.Counts()), Headline: headline(r.ExitCode())}
+	if r.Interrupted != "" {
+		page.FinalLine += "; interrupted by " + r.Interrupted + ": the run stopped early"
+	}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		id := fmt.Sprintf("s%d", i)

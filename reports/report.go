@@ -53,6 +53,10 @@ type Report struct {
 	// Command is the probegate command line that produced the run.
 	Command   []string         `json:"command,omitempty"`
 	Scenarios []ScenarioReport `json:"scenarios"`
+	// Interrupted names the signal that stopped the run early ("SIGINT", "SIGTERM"; "cancelled"
+	// when a library caller's context ended); empty when the run finished. Scenarios it cut short
+	// carry the interruption as their Error.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // ScenarioReport is one scenario run against one target: what ran, the oracle's windows, the
@@ -200,6 +204,8 @@ const (
 func (r *Report) ExitCode() int {
 	c := r.Counts()
 	switch {
+	case r.Interrupted != "": // stopped early, never a pass (the live run exited 128+signal)
+		return ExitError
 	case c.Errored > 0 || c.Scenarios == 0:
 		return ExitError
 	case c.Failed > 0:

@@ -38,7 +38,8 @@ const maxFigure = 60
 
 // WriteTerminal writes the compact summary: per scenario a heading line with its outcome and load
 // figures, one row per verdict (status, rule, key figure, evidence pointer), then a final line
-// such as "12 scenarios: 11 passed, 1 failed". Colour codes are written only when color is true.
+// such as "12 scenarios: 11 passed, 1 failed", and a line saying so when the run was interrupted.
+// Colour codes are written only when color is true.
 func WriteTerminal(w io.Writer, r *Report, color bool) error {
 	paint := func(code, s string) string {
 		if !color || code == "" {
@@ -76,6 +77,10 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 	}
 	b.WriteString(FinalLine(r.Counts()))
 	b.WriteByte('\n')
+	if r.Interrupted != "" {
+		fmt.Fprintf(&b, "%s by %s: the run stopped early; scenarios it cut short were not judged\n",
+			paint(ansiRed, "interrupted"), r.Interrupted)
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write terminal summary: %w", err)
 	}

@@ -20,9 +20,9 @@ func newReportCmd() *cobra.Command {
 report.html again and prints the terminal summary (coloured only on a terminal; NO_COLOR turns colour
 off). Nothing is re-judged: the verdicts are the recorded ones.
 
-Exit codes: 0 every verdict passed, 1 a verdict failed, 3 none failed but some was INCONCLUSIVE,
-2 a scenario could not be run or DIR is
-missing or not a readable probegate report.`,
+Exit codes: 0 every verdict passed, 1 a verdict failed, 3 none failed but some verdict was
+INCONCLUSIVE, 2 a scenario could not be run (the run was interrupted, for one) or DIR is missing or
+not a readable probegate report.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -64,6 +64,9 @@ func reportExit(rep *reports.Report) error {
 		if s.Error != "" {
 			return withCode(ExitError, fmt.Errorf("scenario %s could not run: %s", s.Name, s.Error))
 		}
+	}
+	if rep.Interrupted != "" {
+		return withCode(ExitError, fmt.Errorf("the run was interrupted by %s", rep.Interrupted))
 	}
 	return withCode(ExitError, fmt.Errorf("the report holds no scenario result"))
 }

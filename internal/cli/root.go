@@ -8,19 +8,19 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/probegate/probegate/internal/interrupt"
 )
 
-// Exit codes shared by every subcommand.
+// Exit codes shared by every subcommand. A command stopped by SIGINT or SIGTERM exits with
+// 128+signal: 130 or 143 (see internal/interrupt).
 const (
 	ExitOK           = 0 // everything passed
 	ExitFail         = 1 // a verdict (or a lint finding at or above --fail-on) failed
 	ExitError        = 2 // bad input, harness or setup error
 	ExitInconclusive = 3 // nothing failed, but some verdict could not be shown
-	exitSignals      = 130
 )
 
 // ExitError carries an exit code through cobra's error return.
@@ -44,14 +44,24 @@ func withCode(code int, err error) error {
 // inconclusive (exit 3). The command has already printed why.
 var errFailed = errors.New("failed")
 
-// Main runs probegate with args and returns the process exit code.
+// Main runs probegate with args and returns the process exit code. SIGINT and SIGTERM cancel the
+// command's context (a second one makes teardown skip its waits); a command they stopped exits
+// with 128+signal whatever it returned, never 0.
 func Main(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupt.Notify(context.Background(), os.Stderr)
 	defer stop()
 
 	root := newRoot()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	code := exitCode(root.ExecuteContext(ctx))
+	if sig := interrupt.From(ctx); sig != nil {
+		return sig.ExitCode()
+	}
+	return code
+}
+
+// exitCode prints err's one line (unless the command already said why) and returns its code.
+func exitCode(err error) int {
 	if err == nil {
 		return ExitOK
 	}
@@ -63,9 +73,6 @@ func Main(args []string) int {
 		return ee.code
 	}
 	fmt.Fprintf(os.Stderr, "probegate: %v\n", err)
-	if ctx.Err() != nil {
-		return exitSignals
-	}
 	return ExitError
 }
 
@@ -79,7 +86,8 @@ func newRoot() *cobra.Command {
 EndpointSlice transition, container restart and request on one timeline. It then judges that timeline
 against each scenario's expected verdicts and a timing oracle computed from the pod's probe settings.
 
-Exit codes: 0 every verdict passed, 1 a verdict failed, 2 bad input or a harness/setup error.`,
+Exit codes: 0 every verdict passed, 1 a verdict failed, 2 bad input or a harness/setup error,
+130 (SIGINT, Ctrl-C) or 143 (SIGTERM) interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {

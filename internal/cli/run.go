@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/scenarios"
@@ -39,11 +40,17 @@ the live pod spec. Scenarios that can share the cluster run side by side (--para
 
 With no --scenario, every scenario of the catalogue runs against the bundled good target on the local
 kind cluster, which is created if it is not running. Writes OUT/report.json, junit.xml, report.html
-and each scenario's timeline.jsonl and requests.jsonl.
+and each scenario's timeline.jsonl (streamed while it runs) and requests.jsonl.
+
+Ctrl-C (SIGINT) or SIGTERM stops the run within seconds: the load stops, every injected fault is
+reverted, each scenario's namespace is deleted (kept with --keep), and what was recorded so far is
+written to OUT, marked interrupted; scenarios cut short are reported as errors, never as passed. A
+second Ctrl-C skips the waiting (judging, slow cleanups) but still reverts the faults.
 
 Exit codes: 0 every verdict passed, 1 a verdict failed, 3 nothing failed but some verdict was
 INCONCLUSIVE (what it needed was not there: a skipped fault, an effect not proven, a watch gap, an
-unknown restart cause, requests not attributable to a pod), 2 bad input or a harness/setup error.`,
+unknown restart cause, requests not attributable to a pod), 2 bad input or a harness/setup error,
+130 interrupted by SIGINT (Ctrl-C), 143 interrupted by SIGTERM.`,
 		Example: `  probegate run
   probegate run --scenario db-slowness --variant deep-liveness
   probegate run --scenario my-scenario.yaml --seed 7 --out _out/mine
@@ -97,6 +104,10 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 	}
 	r, scs, err := runner.Setup(ctx, req, cat, vocab)
 	if err != nil {
+		if sig := interrupt.From(ctx); sig != nil {
+			// Setup deploys nothing and injects nothing: there is nothing to undo or report.
+			return withCode(sig.ExitCode(), fmt.Errorf("%s during setup, before any scenario started (%v)", sig, err))
+		}
 		return withCode(ExitError, err)
 	}
 	rep, err := r.Execute(ctx, scs, out, os.Args)
@@ -114,6 +125,9 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 	wall := rep.Finished.Sub(rep.Started)
 	fmt.Fprintf(cmd.OutOrStdout(), "wall time %s for %d scenarios; sum of their fault+oracle spans %s (ratio %.2f)\nreport: %s\n",
 		wall.Round(time.Second), len(scs), span, wall.Seconds()/span.Seconds(), out)
+	if sig := interrupt.From(ctx); sig != nil {
+		return withCode(sig.ExitCode(), fmt.Errorf("%s: the run stopped early; what was recorded is in %s", sig, out))
+	}
 	if rep.ExitCode() == reports.ExitError {
 		return withCode(ExitError, fmt.Errorf("%s", firstError(rep)))
 	}

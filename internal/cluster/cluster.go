@@ -315,9 +315,10 @@ func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
 	return nil
 }
 
-// NodeExec runs a command inside the control-plane node container and returns its stdout.
+// NodeExec runs a command inside the control-plane node container and returns its stdout. The
+// docker client runs in its own process group: only ctx stops it, not a Ctrl-C on the terminal.
 func (c *Cluster) NodeExec(ctx context.Context, args ...string) ([]byte, error) {
-	return runCmd(ctx, nil, "docker", append([]string{"exec", c.NodeContainer}, args...)...)
+	return runCmdAlone(ctx, "docker", append([]string{"exec", c.NodeContainer}, args...)...)
 }
 
 // checkHostPorts fails with the port's name when a host port the kind config maps is taken.

@@ -46,7 +46,7 @@ const (
 )
 
 // Measure implements DBProbe. On success the duration is the StartupMessage round trip; on failure
-// it is the time from the connect to the failure.
+// it is the time from the connect to the failure. It returns as soon as ctx ends.
 func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 	timeout := p.Timeout
 	if timeout <= 0 {
@@ -57,6 +57,7 @@ func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 		return 0, fmt.Errorf("reach the database: %w", err)
 	}
 	defer release()
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -69,9 +70,14 @@ func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
+	// The deadline bounds the reads; the caller ending ctx (Ctrl-C) cuts them short too.
+	defer context.AfterFunc(parent, func() { conn.Close() })()
 	fail := func(what string, err error) (time.Duration, error) {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			return time.Since(start), fmt.Errorf("%s: no reply within %s", what, timeout)
+		}
+		if parent.Err() != nil {
+			return time.Since(start), fmt.Errorf("%s: %w", what, context.Cause(parent))
 		}
 		return time.Since(start), fmt.Errorf("%s: %w", what, err)
 	}

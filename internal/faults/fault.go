@@ -3,8 +3,8 @@
 // through the node's container runtime, cold starts, pod deletions, evictions, rolling updates and
 // overload. Each fault type lives in its own file and implements Fault: Inject and Revert are
 // idempotent and write every action (inject, observe = proof of effect, revert, skip) onto the
-// timeline with the instant it happened. A Set reverts whatever is still injected on teardown, on
-// panic and on Ctrl-C.
+// timeline with the instant it happened. The runner's fault schedule (internal/runner) reverts
+// whatever is still injected on teardown, on panic and on Ctrl-C.
 package faults
 
 import (
@@ -72,7 +72,7 @@ func (r Recorder) record(action, target, pod, detail string, params map[string]s
 }
 
 // state is the injected/reverted flag every fault keeps, so Inject and Revert are idempotent and
-// safe to call from a signal handler while the schedule runs.
+// safe to call from teardown while the schedule runs.
 type state struct {
 	mu       sync.Mutex
 	injected bool

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/probegate/probegate/internal/timeline"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,9 @@ type Freeze struct {
 
 	pod, container, id, pid string
 }
+
+// signalTimeout bounds sending SIGSTOP or SIGCONT through the node.
+const signalTimeout = 10 * time.Second
 
 // NewFreeze returns the freeze fault.
 func NewFreeze(rec Recorder, choice PodChoice, container string, exec NodeExec) *Freeze {
@@ -61,7 +65,16 @@ func (f *Freeze) Inject(ctx context.Context) error {
 		f.end(false)
 		return fmt.Errorf("freeze pod %s container %s: %w", pod.Name, name, err)
 	}
-	if out, err := f.Exec(ctx, "kill", "-STOP", pid); err != nil {
+	// The STOP gets its own bounded context: an interrupt must not cut it between the node's kill
+	// and the record of it here, or the revert would not know there is a process to resume.
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
+	out, err = f.Exec(stopCtx, "kill", "-STOP", pid)
+	cancel()
+	if err != nil {
+		// The STOP may have landed all the same: resume the process (harmless if it runs).
+		contCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
+		f.Exec(contCtx, "kill", "-CONT", pid)
+		cancel()
 		f.end(false)
 		return fmt.Errorf("freeze pod %s: kill -STOP %s on the node: %w: %s", pod.Name, pid, err, out)
 	}

@@ -159,12 +159,12 @@ func TestIntegrationDBFaults(t *testing.T) {
 		{Type: faults.TypeDBDown, Name: "down"},
 	} {
 		f := build(t, fenv, spec)
-		var set faults.Set
-		if err := set.Inject(ctx, f); err != nil {
+		if err := f.Inject(ctx); err != nil {
+			f.Revert(context.WithoutCancel(ctx)) // a half-applied inject is reverted too
 			t.Fatal(err)
 		}
 		during := lastObserve(t, fenv.Timeline, spec.Name)
-		if err := set.RevertAll(ctx); err != nil {
+		if err := f.Revert(ctx); err != nil {
 			t.Fatal(err)
 		}
 		mustConfirm(t, during, timeline.PhaseDuring)
@@ -202,14 +202,13 @@ func TestIntegrationFreeze(t *testing.T) {
 	defer cancel()
 	_, fenv, _ := fixture(t, ctx)
 	f := build(t, fenv, faults.Spec{Type: faults.TypeFreeze, Name: "freeze", Duration: 3 * time.Second})
-	var set faults.Set
-	defer set.RevertAll(ctx)
-	if err := set.Inject(ctx, f); err != nil {
+	defer f.Revert(context.WithoutCancel(ctx)) // Revert is idempotent: this one acts only after a failure
+	if err := f.Inject(ctx); err != nil {
 		t.Fatal(err)
 	}
 	mustConfirm(t, lastObserve(t, fenv.Timeline, "freeze"), timeline.PhaseDuring)
 	time.Sleep(2 * time.Second)
-	if err := set.RevertAll(ctx); err != nil {
+	if err := f.Revert(ctx); err != nil {
 		t.Fatal(err)
 	}
 	after := lastObserve(t, fenv.Timeline, "freeze")

@@ -489,11 +489,20 @@ type fakeNode struct {
 	calls []string
 	gone  bool // the target containers' processes are gone (their tasks too)
 	deny  bool // kill fails although the process is there
+	// signalled, when set, is called after a kill took effect on the node, before the command
+	// returns; a command whose context has ended by then fails, as docker exec killed late would.
+	signalled func()
 }
 
-func (n *fakeNode) exec(_ context.Context, args ...string) ([]byte, error) {
+func (n *fakeNode) exec(ctx context.Context, args ...string) ([]byte, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if args[0] == "kill" && !n.gone && n.signalled != nil {
+		defer func() { n.signalled() }()
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	n.calls = append(n.calls, strings.Join(args, " "))
 	switch {
 	case strings.Join(args, " ") == "ctr -n k8s.io task ls":
@@ -622,5 +631,29 @@ func TestTaskPIDAndProcState(t *testing.T) {
 	}
 	if st := procState([]byte("Name:\tx\nState:\tR (running)\n")); st != "R (running)" {
 		t.Fatalf("procState = %q", st)
+	}
+}
+
+// Ctrl-C while the STOP is on its way to the node: the process was stopped, so the fault counts as
+// injected and its revert resumes it; it is never left frozen.
+func TestFreezeInterruptedDuringStopIsStillResumed(t *testing.T) {
+	cs := fakeTarget()
+	node := &fakeNode{state: map[string]string{}}
+	tl := timeline.New(time.Now())
+	c := choice(cs, 0)
+	c.Pod = "target-a"
+	f := NewFreeze(Recorder{Timeline: tl}, c, "", node.exec)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	node.signalled = cancel
+	if err := f.Inject(ctx); err != nil {
+		t.Logf("inject: %v", err)
+	}
+	node.signalled = nil
+	if err := f.Revert(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := node.state["4242"]; st != "S (sleeping)" {
+		t.Fatalf("process left %q after the revert; node commands %v", st, node.calls)
 	}
 }

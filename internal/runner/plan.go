@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/reports"
 )
@@ -101,8 +102,10 @@ type Preflighter interface {
 }
 
 // Execute runs scenarios and writes the report directory out (report.json, junit.xml,
-// report.html and each scenario's timeline.jsonl and requests.jsonl). It returns the report; its
-// ExitCode says how the run went. An error means the report could not be written.
+// report.html and each scenario's timeline.jsonl and requests.jsonl; the timelines are streamed
+// there while the scenarios run). It returns the report; its ExitCode says how the run went. An
+// error means the report could not be written. When ctx ends early (Ctrl-C), what was recorded
+// until then is written all the same and the report is marked Interrupted.
 func (r *Runner) Execute(ctx context.Context, scs []*scenario.Scenario, out string, command []string) (*reports.Report, error) {
 	rep := &reports.Report{
 		ProbegateVersion:  Version(),
@@ -111,8 +114,15 @@ func (r *Runner) Execute(ctx context.Context, scs []*scenario.Scenario, out stri
 		Started:           time.Now(),
 		Command:           command,
 	}
+	r.reportDir = out
 	rep.Scenarios = r.RunAll(ctx, scs)
 	rep.Finished = time.Now()
+	if ctx.Err() != nil {
+		rep.Interrupted = "cancelled"
+		if s := interrupt.From(ctx); s != nil {
+			rep.Interrupted = s.Name()
+		}
+	}
 	for i := range rep.Scenarios {
 		s := &rep.Scenarios[i]
 		s.Replay = ReplayCommand(s, r.Opts.Custom)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/faults"
+	"github.com/probegate/probegate/internal/interrupt"
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/seed"
 	"github.com/probegate/probegate/internal/timeline"
@@ -58,11 +61,19 @@ type Runner struct {
 
 	poolOnce sync.Once
 	pool     *SlotPool
+
+	// reportDir, set by Execute, is where each scenario's timeline is streamed while it runs;
+	// dirs are the scenario directories taken in it.
+	reportDir string
+	dirMu     sync.Mutex
+	dirs      map[string]bool
 }
 
 // Run executes one scenario in its own namespace using port slot slot, and returns its report. The
 // returned error is a harness error (the verdicts could not be reached); the report then carries
-// it too, with whatever was recorded up to that point.
+// it too, with whatever was recorded up to that point. When ctx ends before the verdicts are
+// reached (Ctrl-C), Run stops the load, reverts every fault with a fresh, bounded context, deletes
+// the namespace and returns an error "interrupted by SIGINT at <phase>".
 func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep *reports.ScenarioReport, err error) {
 	log := r.logger().With("scenario", sc.Name)
 	seedValue := sc.Seed
@@ -88,16 +99,33 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	rep.Timeline = tl
 	status := r.Opts.Progress.track(sc.Name)
 	defer status.done()
+	// phase is what the scenario was doing, for the interruption's message; "done" once judged.
+	phase := "setup"
+	// teardownErr collects what failed while undoing the run (a fault revert): it is reported even
+	// when the run was interrupted.
+	var teardownErr error
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("scenario %s panicked: %v", sc.Name, p)
 		}
 		rep.Finished = time.Now()
+		if ctx.Err() != nil && phase != "done" {
+			if err != nil {
+				log.Debug("error after the interruption", "err", err)
+			}
+			err = fmt.Errorf("%w at %s", Interruption(ctx), phase)
+		}
+		err = errors.Join(err, teardownErr)
 		if err != nil {
 			rep.Error = err.Error()
 			log.Error("scenario error", "err", err)
 		}
 	}()
+	if stop, serr := r.streamTimeline(rep); serr != nil {
+		log.Warn("stream timeline", "err", serr)
+	} else {
+		defer stop()
+	}
 	mark := func(name, detail string) {
 		tl.Append(timeline.Entry{Kind: timeline.KindMark, Mark: &timeline.Mark{Name: name, Detail: detail}})
 		status.set(name)
@@ -119,6 +147,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	rep.Namespace = ns
 	log = log.With("namespace", ns)
 
+	phase = "deploy"
 	mark("deploy", "")
 	target, err := r.Kit.Deployer.Install(ctx, r.Cluster, InstallRequest{
 		Namespace: ns, Variant: variant, Custom: r.Opts.Custom, Replicas: sc.Target.Replicas,
@@ -129,7 +158,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	}
 	if target.Cleanup != nil {
 		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			cctx, cancel := interrupt.Teardown(ctx, 30*time.Second)
 			defer cancel()
 			if err := target.Cleanup(cctx); err != nil {
 				log.Warn("clean up target", "err", err)
@@ -144,6 +173,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 		return rep, err
 	}
 
+	phase = "observers"
 	obs, err := r.Kit.Observers.Start(ctx, r.Cluster, target, tl)
 	if err != nil {
 		return rep, fmt.Errorf("start observers in %s: %w", ns, err)
@@ -156,14 +186,16 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	if err != nil {
 		return rep, err
 	}
-	// Faults are reverted whatever happens below: schedule end, error, Ctrl-C or panic.
+	// Faults are reverted whatever happens below: schedule end, error, Ctrl-C or panic. RevertAll
+	// uses its own bounded context: ctx may be the cancelled one.
 	defer func() {
 		if rerr := sched.RevertAll(ctx); rerr != nil {
 			log.Error("revert faults", "err", rerr)
-			err = errors.Join(err, rerr)
+			teardownErr = errors.Join(teardownErr, rerr)
 		}
 	}()
 
+	phase = "load"
 	mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
 	loadStartAt, loadStart := tl.Now()
 	load, err := r.Kit.Load.Start(ctx, LoadSpec{
@@ -176,40 +208,73 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	setLoad(sched, load)
 	status.watch(obs, sched, loadStartAt, sc.Load.Duration)
 
-	schedErr := make(chan error, 1)
+	schedDone := make(chan error, 1)
 	schedCtx, stopSched := context.WithCancel(ctx)
 	defer stopSched()
-	go func() { schedErr <- sched.Run(schedCtx, loadStartAt) }()
+	go func() { schedDone <- sched.Run(schedCtx, loadStartAt) }()
+	// An interrupt reverts the faults at once, while the load drains its requests in flight (up to
+	// the request timeout), once the schedule has returned (an inject under way completes first).
+	type stopped struct {
+		active              []string
+		schedErr, revertErr error
+	}
+	early := make(chan stopped, 1)
+	notInterrupted := context.AfterFunc(ctx, func() {
+		st := stopped{schedErr: <-schedDone}
+		st.active = sched.Active()
+		st.revertErr = sched.RevertAll(ctx)
+		early <- st
+	})
 
 	reqs, loadErr := waitLoad(ctx, load)
-	stopSched()
-	if err := <-schedErr; err != nil {
-		load.Stop()
-		return rep, err
-	}
 	rep.Requests = reqs
+	var schedErr error
+	if notInterrupted() {
+		stopSched()
+		schedErr = <-schedDone
+	} else {
+		st := <-early
+		schedErr = st.schedErr
+		if len(st.active) > 0 {
+			phase = "load with " + strings.Join(st.active, ", ") + " injected"
+		}
+		if st.revertErr != nil {
+			log.Error("revert faults", "err", st.revertErr)
+			teardownErr = errors.Join(teardownErr, st.revertErr)
+		}
+	}
+	if schedErr != nil {
+		load.Stop()
+		return rep, schedErr
+	}
 	if loadErr != nil {
 		return rep, fmt.Errorf("load: %w", loadErr)
 	}
-	if err := sched.RevertAll(ctx); err != nil {
-		return rep, err
+	if rerr := sched.RevertAll(ctx); rerr != nil {
+		// A fault left in place makes the verdicts untrustworthy: stop here. The deferred report
+		// names the failure, interrupted or not.
+		log.Error("revert faults", "err", rerr)
+		teardownErr = errors.Join(teardownErr, rerr)
+		return rep, nil
 	}
 	loadEnd := tl.Since(time.Now())
 	mark("schedule-end", fmt.Sprintf("%d requests", len(reqs)))
 	if ctx.Err() != nil {
-		return rep, fmt.Errorf("interrupted: %w", context.Cause(ctx))
+		return rep, ctx.Err()
 	}
 
+	phase = "settle"
 	mark("settle", sc.Settle.String())
 	if err := sleepCtx(ctx, sc.Settle); err != nil {
-		return rep, fmt.Errorf("interrupted while settling: %w", err)
+		return rep, err
 	}
 	obs.Stop()
 	mark("end", "")
 
+	phase = "judge"
 	status.set("judge")
 	in := JudgeInput{Scenario: sc, Entries: tl.Entries(), Requests: reqs, Pod: pod, LoadStart: loadStart, LoadEnd: loadEnd}
-	o, results, err := r.Kit.Judge.Judge(in)
+	o, results, err := r.judge(ctx, in)
 	if err != nil {
 		return rep, fmt.Errorf("judge: %w", err)
 	}
@@ -218,7 +283,46 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	for _, res := range results {
 		log.Info("verdict", "rule", res.Rule, "status", res.Status, "observed", res.Observed)
 	}
+	if ctx.Err() == nil {
+		phase = "done"
+	}
 	return rep, nil
+}
+
+// judge runs the Judge. An interrupt while it runs lets it finish (judging is bounded); a second
+// one (interrupt.Hurry) stops waiting for it.
+func (r *Runner) judge(ctx context.Context, in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
+	type judged struct {
+		o       *oracle.Oracle
+		results []verdict.Result
+		err     error
+	}
+	done := make(chan judged, 1)
+	go func() {
+		var j judged
+		defer func() {
+			if p := recover(); p != nil {
+				j = judged{err: fmt.Errorf("panicked: %v", p)}
+			}
+			done <- j
+		}()
+		j.o, j.results, j.err = r.Kit.Judge.Judge(in)
+	}()
+	select {
+	case j := <-done:
+		return j.o, j.results, j.err
+	case <-interrupt.Hurry(ctx):
+		return nil, nil, errors.New("skipped: interrupted again")
+	}
+}
+
+// Interruption is why ctx ended, for a scenario's error: the signal ("interrupted by SIGINT"),
+// or the context's own cause.
+func Interruption(ctx context.Context) error {
+	if s := interrupt.From(ctx); s != nil {
+		return s
+	}
+	return fmt.Errorf("interrupted (%w)", context.Cause(ctx))
 }
 
 // planFaults builds every fault's injector (or its skip reason) with its own seeded stream.

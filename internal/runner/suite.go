@@ -35,13 +35,20 @@ func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports
 	sort.SliceStable(together, func(a, b int) bool { return scs[together[a]].Span() > scs[together[b]].Span() })
 
 	pool := r.SlotPool(width)
+	notRun := func(i int) {
+		out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: "not run: " + Interruption(ctx).Error()}
+	}
 	run := func(i int) {
-		if err := ctx.Err(); err != nil {
-			out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: "not run: " + context.Cause(ctx).Error()}
+		if ctx.Err() != nil {
+			notRun(i)
 			return
 		}
 		slot, err := pool.Acquire(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				notRun(i)
+				return
+			}
 			out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: err.Error()}
 			return
 		}
