@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -220,8 +221,11 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	}
 	early := make(chan stopped, 1)
 	notInterrupted := context.AfterFunc(ctx, func() {
+		active := sched.Active() // what the signal interrupted, before the schedule's own exit reverts it
 		st := stopped{schedErr: <-schedDone}
-		st.active = sched.Active()
+		st.active = append(active, sched.Active()...)
+		slices.Sort(st.active)
+		st.active = slices.Compact(st.active)
 		st.revertErr = sched.RevertAll(ctx)
 		early <- st
 	})
