@@ -231,26 +231,29 @@ func (c *ColdStart) bootProof(p *corev1.Pod, now time.Time, final bool) (done, o
 		boot := readyAt.Sub(started)
 		params["ready_s"] = secsNum(readyAt.Sub(created))
 		params["boot_s"] = secsNum(boot)
-		ok = boot >= c.Bootstrap-time.Second
-		verdict := "booted cold"
-		if !ok {
-			verdict = "sooner than the bootstrap: the cold start did not show"
-		}
-		return true, ok, fmt.Sprintf("%s: container started %s after creation, ready %s after it started (bootstrap %s): %s",
-			what, secs(started.Sub(created)), secs(boot), c.Bootstrap, verdict), params
+		ok, detail = c.bootLasted(what, started.Sub(created), "ready", boot,
+			"booted cold", "sooner than the bootstrap: the cold start did not show")
+		return true, ok, detail, params
 	}
 	if !final {
 		return false, false, "", params
 	}
 	booting := now.Sub(started)
 	params["not_ready_s"] = secsNum(booting)
-	ok = booting >= c.Bootstrap-time.Second
-	verdict := "still booting cold"
+	ok, detail = c.bootLasted(what, started.Sub(created), "not ready", booting,
+		"still booting cold", "not yet as long as the bootstrap: not measured")
+	return true, ok, detail, params
+}
+
+// bootLasted judges a container that was state for d after it started: a cold start when d is at
+// least the bootstrap (less the API's one-second resolution).
+func (c *ColdStart) bootLasted(what string, startedAfter time.Duration, state string, d time.Duration, yes, no string) (bool, string) {
+	ok, verdict := d >= c.Bootstrap-time.Second, yes
 	if !ok {
-		verdict = "not yet as long as the bootstrap: not measured"
+		verdict = no
 	}
-	return true, ok, fmt.Sprintf("%s: container started %s after creation, not ready %s after it started (bootstrap %s): %s",
-		what, secs(started.Sub(created)), secs(booting), c.Bootstrap, verdict), params
+	return ok, fmt.Sprintf("%s: container started %s after creation, %s %s after it started (bootstrap %s): %s",
+		what, secs(startedAfter), state, secs(d), c.Bootstrap, verdict)
 }
 
 // newPods returns the pods that were not there before the update and run with the new setting,
