@@ -112,7 +112,7 @@ func (s *suiteEnv) run(ctx context.Context, sc *scenario.Scenario) *reports.Scen
 	}
 	defer s.slots.Release(slot)
 	rep, _ := s.runner.Run(ctx, sc, slot)
-	rep.Replay = runner.ReplayCommand(rep, nil)
+	rep.Replay = runner.ReplayCommand(rep, nil, nil)
 	s.mu.Lock()
 	s.reports = append(s.reports, *rep)
 	s.mu.Unlock()

@@ -11,24 +11,46 @@ import (
 	"github.com/probegate/probegate/reports"
 )
 
-// A --target app with no toxiproxy in front of a database cannot take db-slowness's fault. The run
-// used to report PASS and exit 0 having tested nothing; now every verdict that rested on the fault
-// is INCONCLUSIVE, the run exits 3, and the terminal, report.json, junit.xml and report.html each
-// name the skipped fault. The app is toxiproxy's own server (built from its module, written by
-// nobody here), serving its HTTP API.
+// A --target app that declares no dependency cannot take db-slowness's fault. The run used to
+// report PASS and exit 0 having tested nothing; now every verdict that rested on the fault is
+// INCONCLUSIVE, the run exits 3, and the terminal, report.json, junit.xml and report.html each name
+// the skipped fault. The app is toxiproxy's own server (built from its module, written by nobody
+// here), serving its HTTP API, from manifests as a user would write them.
 func TestIntegrationCustomTargetSkippedFaultIsInconclusive(t *testing.T) {
 	testcluster.Require(t)
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target.yaml")
 	spec := `name: toxiproxy-api
-image: probegate/toxiproxy:dev
-port: 8474
-path: /version
-probes:
-  liveness: /version
-  readiness: /version
+manifests: [app.yaml]
+workload: deployment/api
+service: api
+requests: {default: /version}
+`
+	manifests := `apiVersion: v1
+kind: Service
+metadata: {name: api}
+spec:
+  selector: {app: api}
+  ports: [{name: http, port: 80, targetPort: 8474}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers:
+      - name: api
+        image: probegate/toxiproxy:dev
+        readinessProbe: {httpGet: {path: /version, port: 8474}, periodSeconds: 2}
+        livenessProbe: {httpGet: {path: /version, port: 8474}, periodSeconds: 5, failureThreshold: 3}
 `
 	if err := os.WriteFile(target, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(manifests), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ type runFlags struct {
 	scenarios  []string
 	variant    string
 	target     string
+	images     []string
 	seed       int64
 	out        string
 	kubeconfig string
@@ -54,11 +56,16 @@ unknown restart cause, requests not attributable to a pod), 2 bad input or a har
 		Example: `  probegate run
   probegate run --scenario db-slowness --variant deep-liveness
   probegate run --scenario my-scenario.yaml --seed 7 --out _out/mine
+  probegate run --target examples/podinfo/target.yaml --image ghcr.io/stefanprodan/podinfo=podinfo:rc1
   probegate run --kubeconfig ~/.kube/config --scenario pod-delete-under-load`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			images, err := parseImageSwaps(f.images)
+			if err != nil {
+				return withCode(ExitError, err)
+			}
 			req := runner.Request{
-				Scenarios: f.scenarios, Variant: f.variant, TargetFile: f.target,
+				Scenarios: f.scenarios, Variant: f.variant, TargetFile: f.target, Images: images,
 				Kubeconfig: f.kubeconfig, Parallel: f.parallel, Keep: f.keep, Logger: slog.Default(),
 			}
 			if cmd.Flags().Changed("seed") {
@@ -73,13 +80,33 @@ unknown restart cause, requests not attributable to a pod), 2 bad input or a har
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.scenarios, "scenario", nil, "scenario name or scenario file (.yaml); repeat for several (default: all)")
 	fl.StringVar(&f.variant, "variant", "", "bundled target variant for every scenario (default: each scenario's own, normally good)")
-	fl.StringVar(&f.target, "target", "", "YAML file describing your own target instead of the bundled one")
+	fl.StringVar(&f.target, "target", "", "target file naming your own app's manifests, run instead of the bundled target (docs/target-file.md)")
+	fl.StringArrayVar(&f.images, "image", nil, "OLD=NEW: run image NEW (a local image or a docker-save tarball) wherever your manifests name OLD; repeatable")
 	fl.Int64Var(&f.seed, "seed", 0, "seed for every random choice (default: each scenario's own)")
 	fl.StringVar(&f.out, "out", "", "report directory (default _out/run-<time>)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run on this existing cluster instead of the local kind cluster")
 	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run side by side in their own namespaces (default: one per CPU, 2 to 4)")
 	fl.BoolVar(&f.keep, "keep", false, "keep each scenario's namespace after the run")
 	return cmd
+}
+
+// parseImageSwaps reads --image OLD=NEW flags.
+func parseImageSwaps(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, f := range flags {
+		from, to, ok := strings.Cut(f, "=")
+		if !ok || from == "" || to == "" {
+			return nil, fmt.Errorf("--image %q: want OLD=NEW (an image reference your manifests name, and the local image or tarball to run instead)", f)
+		}
+		if prev, dup := out[from]; dup && prev != to {
+			return nil, fmt.Errorf("--image %s: given twice (%s and %s)", from, prev, to)
+		}
+		out[from] = to
+	}
+	return out, nil
 }
 
 // runScenarios is the part of run shared with replay: validate everything, set up, run, report.

@@ -21,6 +21,8 @@ func writeRunInput(t *testing.T, name, body string) string {
 func TestRunBadInputExitsTwoWithOneLine(t *testing.T) {
 	badScenario := writeRunInput(t, "mine.yaml", "name: mine\nload:\n  rate: fast\n  duration: 10s\nexpect: [no-liveness-restarts]\n")
 	badTarget := writeRunInput(t, "target.yaml", "name: app\nport: 8080\n")
+	oldTarget := writeRunInput(t, "target.yaml", "name: app\nimage: app:1\nport: 8080\n")
+	noManifests := writeRunInput(t, "target.yaml", "name: app\nmanifests: [missing/]\nworkload: deployment/app\nservice: app\n")
 	// A kubeconfig whose API server does not answer (nothing listens on 127.0.0.1:1).
 	deadCluster := writeRunInput(t, "kubeconfig", `apiVersion: v1
 kind: Config
@@ -38,7 +40,11 @@ current-context: dead
 		{"unknown variant", []string{"run", "--variant", "flaky"}, `probegate: unknown variant "flaky" (known: good, `},
 		{"malformed scenario file", []string{"run", "--scenario", badScenario}, "probegate: " + badScenario + `:3: load.rate: expected an integer, got string "fast"`},
 		{"missing scenario file", []string{"run", "--scenario", "/nonexistent/x.yaml"}, "probegate: read scenario: open /nonexistent/x.yaml"},
-		{"bad target file", []string{"run", "--target", badTarget}, "probegate: " + badTarget + ":1: image: set image (probegate deploys it) or deployment (an existing one)"},
+		{"bad target file", []string{"run", "--target", badTarget}, "probegate: " + badTarget + ":1: manifests: missing required field"},
+		{"first-format target file", []string{"run", "--target", oldTarget}, "probegate: " + oldTarget + ":2: image: no longer a target file field: name your own manifests"},
+		{"target manifests missing", []string{"run", "--target", noManifests}, "probegate: target app: manifests: stat "},
+		{"image without target", []string{"run", "--image", "a=b"}, "probegate: --image swaps images of your own manifests: it needs --target"},
+		{"malformed image swap", []string{"run", "--target", noManifests, "--image", "nginx"}, `probegate: --image "nginx": want OLD=NEW`},
 		{"variant with target", []string{"run", "--target", badTarget, "--variant", "good"}, "probegate: --variant selects a bundled fixture variant"},
 		{"unreachable cluster", []string{"run", "--scenario", "db-slowness", "--kubeconfig", deadCluster}, "probegate: cluster https://127.0.0.1:1 is unreachable: "},
 		{"missing kubeconfig", []string{"run", "--kubeconfig", "/nonexistent/kubeconfig"}, "probegate: load kubeconfig /nonexistent/kubeconfig: "},

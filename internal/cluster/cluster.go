@@ -306,7 +306,10 @@ func (c *Cluster) Client() (kubernetes.Interface, error) {
 func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
 	for _, img := range images {
 		if _, err := runCmd(ctx, nil, "docker", "image", "inspect", img); err != nil {
-			return fmt.Errorf("image %s is not built (run `make images`): %w", img, err)
+			if strings.HasPrefix(img, "probegate/") {
+				return fmt.Errorf("image %s is not built (run `make images`): %w", img, err)
+			}
+			return fmt.Errorf("image %s is not in the local Docker daemon: build or load it there (docker build, docker load), or swap it with --image %s=LOCAL-IMAGE-OR-TARBALL", img, img)
 		}
 		if _, err := runCmd(ctx, nil, c.kind, "load", "docker-image", "--name", c.Name, img); err != nil {
 			return fmt.Errorf("load image %s into cluster %q: %w", img, c.Name, err)
@@ -353,4 +356,12 @@ func lock(name string) (func(), error) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// LoadImageArchive loads an image tarball (docker save) into the cluster's node.
+func (c *Cluster) LoadImageArchive(ctx context.Context, path string) error {
+	if _, err := runCmd(ctx, nil, c.kind, "load", "image-archive", "--name", c.Name, path); err != nil {
+		return fmt.Errorf("load image archive %s into cluster %q: %w", path, c.Name, err)
+	}
+	return nil
 }

@@ -34,13 +34,17 @@ type Env struct {
 	Deployment string
 	Container  string
 	Selector   string // the target's pods
-	// ToxiproxyURL is the toxiproxy API on loopback and DBProxy the proxy in front of the database;
-	// empty when the target has none (DB faults are then skipped).
+	// ToxiproxyURL is the toxiproxy API on loopback and DBProxy the proxy DB faults act on by
+	// default; empty when the target has none (DB faults are then skipped). Proxies are the
+	// target's declared dependencies by name (a fault's dependency param picks one); nil for the
+	// fixture, whose one proxy speaks PostgreSQL.
 	ToxiproxyURL string
 	DBProxy      string
+	Proxies      map[string]Proxy
 	// ToxiproxySelector finds the toxiproxy pod for the DB probe ("app=toxiproxy" when empty).
 	ToxiproxySelector string
-	AdminPort         int // the target's admin port; 0: stall is skipped
+	AdminPort         int    // the target's admin port; 0: stall is skipped
+	StallPath         string // POSTed to on AdminPort with ?d=DURATION; DefaultStallPath when empty
 	Timeline          *timeline.Timeline
 	Rand              *seed.Source
 	NodeExec          NodeExec   // nil: freeze is skipped
@@ -54,10 +58,12 @@ type param struct {
 	help string
 }
 
+var depParam = param{"string", "the target's dependency to act on (default its first; the fixture's database)"}
+
 var catalogue = map[string]map[string]param{
-	TypeDBLatency:     {"latency": {"duration", "added to every DB reply (default 1s)"}, "jitter": {"duration", "± random jitter"}},
-	TypeDBTimeout:     {"timeout": {"duration", "close connections after this (default 0: hold them open)"}},
-	TypeDBDown:        {},
+	TypeDBLatency:     {"latency": {"duration", "added to every DB reply (default 1s)"}, "jitter": {"duration", "± random jitter"}, "dependency": depParam},
+	TypeDBTimeout:     {"timeout": {"duration", "close connections after this (default 0: hold them open)"}, "dependency": depParam},
+	TypeDBDown:        {"dependency": depParam},
 	TypeStall:         {"pod": {"pod", "random (default) or a pod name"}, "d": {"duration", "stall length (default: the fault's duration, else 5s)"}},
 	TypeFreeze:        {"pod": {"pod", "random (default) or a pod name"}, "container": {"string", "container to freeze (default the first)"}},
 	TypeColdStart:     {"bootstrap": {"duration", "bootstrap time of the new pods (required)"}, "env": {"string", "the env var holding it (default " + DefaultBootstrapEnv + ")"}, "restore": {"bool", "roll back to the old value on revert (default true)"}},
@@ -178,8 +184,9 @@ func Build(spec Spec, env Env) (Fault, string, error) {
 
 	switch spec.Type {
 	case TypeDBLatency, TypeDBTimeout, TypeDBDown:
-		if env.ToxiproxyURL == "" || env.DBProxy == "" {
-			return nil, "the target has no toxiproxy in front of its database", nil
+		proxy, skip := env.proxy(p["dependency"])
+		if skip != "" {
+			return nil, skip, nil
 		}
 		client, err := NewToxiproxyClient(env.ToxiproxyURL)
 		if err != nil {
@@ -188,12 +195,12 @@ func Build(spec Spec, env Env) (Fault, string, error) {
 		latency := dur("latency", time.Second)
 		switch spec.Type {
 		case TypeDBLatency:
-			probe := env.dbProbe(client, latency+5*time.Second)
-			return NewDBLatency(rec, client, env.DBProxy, latency, dur("jitter", 0), probe), "", nil
+			probe := env.dbProbe(client, proxy, latency+5*time.Second)
+			return NewDBLatency(rec, client, proxy.Name, latency, dur("jitter", 0), probe), "", nil
 		case TypeDBTimeout:
-			return NewDBTimeout(rec, client, env.DBProxy, dur("timeout", 0), env.dbProbe(client, 3*time.Second)), "", nil
+			return NewDBTimeout(rec, client, proxy.Name, dur("timeout", 0), env.dbProbe(client, proxy, 3*time.Second)), "", nil
 		default:
-			return NewDBDown(rec, client, env.DBProxy, env.dbProbe(client, 3*time.Second)), "", nil
+			return NewDBDown(rec, client, proxy.Name, env.dbProbe(client, proxy, 3*time.Second)), "", nil
 		}
 	case TypeStall:
 		if env.AdminPort == 0 {
@@ -206,7 +213,11 @@ func Build(spec Spec, env Env) (Fault, string, error) {
 		if d == 0 {
 			d = 5 * time.Second
 		}
-		return NewStall(rec, choice, env.AdminPort, d, RESTForwarder(env.Config)), "", nil
+		st := NewStall(rec, choice, env.AdminPort, d, RESTForwarder(env.Config))
+		if env.StallPath != "" {
+			st.Path = env.StallPath
+		}
+		return st, "", nil
 	case TypeFreeze:
 		if env.NodeExec == nil {
 			return nil, "no access to the node's container runtime (not a local kind cluster)", nil
@@ -249,10 +260,48 @@ func Build(spec Spec, env Env) (Fault, string, error) {
 	return nil, "", fmt.Errorf("fault type %q has no builder", spec.Type)
 }
 
+// Proxy is a toxiproxy proxy in front of one dependency, and the protocol its proof speaks.
+type Proxy struct {
+	Name string
+	// Protocol is "postgres" (a round trip proves latency, timeouts and outages) or "tcp" (no
+	// proof: the effect is then reported as not observed).
+	Protocol string
+}
+
+// ProtocolPostgres is the protocol of the fixture's database.
+const ProtocolPostgres = "postgres"
+
+// proxy picks the proxy a DB fault acts on, or says why the target cannot take it.
+func (env Env) proxy(dependency string) (Proxy, string) {
+	if env.ToxiproxyURL == "" || (env.DBProxy == "" && len(env.Proxies) == 0) {
+		return Proxy{}, "the target has no toxiproxy in front of a dependency (declare it in the target file's dependencies)"
+	}
+	if env.Proxies == nil {
+		if dependency != "" && dependency != env.DBProxy {
+			return Proxy{}, fmt.Sprintf("the target has no dependency %q (it has %s)", dependency, env.DBProxy)
+		}
+		return Proxy{Name: env.DBProxy, Protocol: ProtocolPostgres}, ""
+	}
+	if dependency == "" {
+		dependency = env.DBProxy
+	}
+	px, ok := env.Proxies[dependency]
+	if !ok {
+		names := make([]string, 0, len(env.Proxies))
+		for n := range env.Proxies {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Proxy{}, fmt.Sprintf("the target has no dependency %q (it has %s)", dependency, strings.Join(names, ", "))
+	}
+	return px, ""
+}
+
 // dbProbe measures through the toxiproxy pod's proxy port, reached by a port-forward; nil without
-// a REST config (the observe actions are then left out).
-func (env Env) dbProbe(client *toxiproxy.Client, timeout time.Duration) DBProbe {
-	if env.Config == nil {
+// a REST config or for a dependency whose protocol it does not speak (the observe actions are then
+// left out, and the fault's effect is unproven).
+func (env Env) dbProbe(client *toxiproxy.Client, px Proxy, timeout time.Duration) DBProbe {
+	if env.Config == nil || px.Protocol != ProtocolPostgres {
 		return nil
 	}
 	sel := env.ToxiproxySelector
@@ -260,7 +309,7 @@ func (env Env) dbProbe(client *toxiproxy.Client, timeout time.Duration) DBProbe 
 		sel = "app=toxiproxy"
 	}
 	choice := PodChoice{Client: env.Client, Namespace: env.Namespace, Selector: sel}
-	cfg, proxy := env.Config, env.DBProxy
+	cfg, proxy := env.Config, px.Name
 	endpoint := func(ctx context.Context) (string, func(), error) {
 		p, err := client.Proxy(proxy)
 		if err != nil {

@@ -33,14 +33,19 @@ type Stall struct {
 	state
 	Choice    PodChoice
 	AdminPort int
-	For       time.Duration
-	Forward   Forwarder
+	// Path is POSTed to with ?d=DURATION (DefaultStallPath when empty).
+	Path    string
+	For     time.Duration
+	Forward Forwarder
 	// ObserveAfter is how long after the stall starts its effect is read (2s, at most For/2, when 0).
 	ObserveAfter time.Duration
 
 	pod   string
 	until time.Time
 }
+
+// DefaultStallPath is the fixture's stall endpoint.
+const DefaultStallPath = "/admin/stall"
 
 // NewStall returns the stall fault.
 func NewStall(rec Recorder, choice PodChoice, adminPort int, d time.Duration, fw Forwarder) *Stall {
@@ -65,7 +70,11 @@ func (s *Stall) Inject(ctx context.Context) error {
 		s.end(false)
 		return fmt.Errorf("stall: %w", err)
 	}
-	body, status, err := s.admin(ctx, pod.Name, http.MethodPost, "/admin/stall?d="+s.For.String())
+	path := s.Path
+	if path == "" {
+		path = DefaultStallPath
+	}
+	body, status, err := s.admin(ctx, pod.Name, http.MethodPost, path+"?d="+s.For.String())
 	if err != nil {
 		s.end(false)
 		return fmt.Errorf("stall pod %s: %w", pod.Name, err)
@@ -75,7 +84,7 @@ func (s *Stall) Inject(ctx context.Context) error {
 		return fmt.Errorf("stall pod %s: admin answered %d: %s", pod.Name, status, body)
 	}
 	s.pod, s.until = pod.Name, time.Now().Add(s.For)
-	s.record(timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("POST /admin/stall?d=%s on port %d", s.For, s.AdminPort),
+	s.record(timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("POST %s?d=%s on port %d", path, s.For, s.AdminPort),
 		map[string]string{"d": s.For.String()})
 	s.end(true)
 

@@ -24,7 +24,8 @@ func (FaultRegistry) Build(f scenario.Fault, env FaultEnv) (Injector, string, er
 	fenv := faults.Env{
 		Client: env.Cluster.Client, Config: env.Cluster.Config,
 		Namespace: t.Namespace, Deployment: t.Deployment, Container: t.Container, Selector: t.Selector,
-		ToxiproxyURL: t.ToxiproxyURL, DBProxy: t.DBProxy, AdminPort: t.AdminPort,
+		ToxiproxyURL: t.ToxiproxyURL, DBProxy: t.DBProxy, Proxies: t.Proxies, ToxiproxySelector: t.ToxiproxySelector,
+		AdminPort: t.AdminPort, StallPath: t.StallPath,
 		Timeline: env.Timeline, Rand: env.Rand,
 	}
 	if env.NodeExec != nil {

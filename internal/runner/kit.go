@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/seed"
@@ -63,8 +64,14 @@ type Target struct {
 	// both empty when the target has no toxiproxy in front of its dependency.
 	ToxiproxyURL string
 	DBProxy      string
-	// AdminPort is the target's admin port inside the pod (stall), 0 when it has none.
+	// Proxies are a user's app's dependencies by name (nil for the fixture); ToxiproxySelector
+	// finds the interposed toxiproxy's pod.
+	Proxies           map[string]faults.Proxy
+	ToxiproxySelector string
+	// AdminPort is the target's admin port inside the pod (stall), 0 when it has none; StallPath
+	// the stall endpoint on it (the fixture's when empty).
 	AdminPort int
+	StallPath string
 	// Description names the target for reports ("fixture good", "image x:1").
 	Description string
 	// Cleanup, when set, undoes what Install created outside the run's own namespace.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -125,7 +126,7 @@ func (r *Runner) Execute(ctx context.Context, scs []*scenario.Scenario, out stri
 	}
 	for i := range rep.Scenarios {
 		s := &rep.Scenarios[i]
-		s.Replay = ReplayCommand(s, r.Opts.Custom)
+		s.Replay = ReplayCommand(s, r.Opts.Custom, r.Opts.Images)
 	}
 	if err := reports.WriteAll(out, rep); err != nil {
 		return rep, fmt.Errorf("write report to %s: %w", out, err)
@@ -134,10 +135,18 @@ func (r *Runner) Execute(ctx context.Context, scs []*scenario.Scenario, out stri
 }
 
 // ReplayCommand is the command line that reruns exactly this scenario run.
-func ReplayCommand(s *reports.ScenarioReport, custom *scenario.TargetSpec) string {
+func ReplayCommand(s *reports.ScenarioReport, custom *scenario.TargetSpec, images map[string]string) string {
 	parts := []string{"probegate", "run", "--scenario", s.Name, "--seed", strconv.FormatInt(s.Seed, 10)}
 	if custom != nil {
 		parts = append(parts, "--target", custom.File)
+		keys := make([]string, 0, len(images))
+		for k := range images {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			parts = append(parts, "--image", k+"="+images[k])
+		}
 	} else if s.Variant != "" {
 		parts = append(parts, "--variant", s.Variant)
 	}

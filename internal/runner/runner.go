@@ -38,8 +38,10 @@ const (
 type Options struct {
 	// Variant overrides every scenario's target variant when set.
 	Variant string
-	// Custom replaces the bundled fixture with a described target.
+	// Custom replaces the bundled fixture with the user's own app; Images are the --image swaps
+	// (for the replay command).
 	Custom *scenario.TargetSpec
+	Images map[string]string
 	// Seed overrides every scenario's seed when non-nil.
 	Seed *int64
 	// Keep leaves namespaces in place after the run.
@@ -134,16 +136,20 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	}
 	mark("start", fmt.Sprintf("variant %s, seed %d, slot %d", variant, seedValue, slot))
 
+	path, cannot := loadPath(sc, r.Opts.Custom)
+	if cannot != "" {
+		// Nothing this scenario judges could be shown on this target: say so for every verdict.
+		rep.Verdicts = cannotTake(sc, cannot)
+		log.Warn("scenario not run", "why", cannot)
+		phase = "done"
+		return rep, nil
+	}
 	ns := namespaceName(sc.Name, seedValue, time.Now())
-	if r.Opts.Custom != nil && r.Opts.Custom.Deployment != "" {
-		ns = r.Opts.Custom.Namespace
-	} else {
-		if err := r.createNamespace(ctx, ns, sc.Name); err != nil {
-			return rep, err
-		}
-		if !r.Opts.Keep {
-			defer r.deleteNamespace(ns, log)
-		}
+	if err := r.createNamespace(ctx, ns, sc.Name); err != nil {
+		return rep, err
+	}
+	if !r.Opts.Keep {
+		defer r.deleteNamespace(ns, log)
 	}
 	rep.Namespace = ns
 	log = log.With("namespace", ns)
@@ -200,7 +206,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
 	loadStartAt, loadStart := tl.Now()
 	load, err := r.Kit.Load.Start(ctx, LoadSpec{
-		URL: target.URL + loadPath(sc, r.Opts.Custom), Rate: sc.Load.Rate, Duration: sc.Load.Duration,
+		URL: target.URL + path, Rate: sc.Load.Rate, Duration: sc.Load.Duration,
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, PodHeader: podHeader(r.Opts.Custom),
 	}, tl, obs)
 	if err != nil {
@@ -390,11 +396,30 @@ func podHeader(custom *scenario.TargetSpec) string {
 	return ""
 }
 
-func loadPath(sc *scenario.Scenario, custom *scenario.TargetSpec) string {
-	if custom != nil && sc.Load.Path == scenario.DefaultPath {
-		return custom.Path
+// loadPath is the path the scenario's load requests on the target, or why the target cannot take
+// the scenario (it needs requests that take a while, and the target file names none).
+func loadPath(sc *scenario.Scenario, custom *scenario.TargetSpec) (path, cannot string) {
+	switch {
+	case custom == nil:
+		return sc.Load.Path, ""
+	case sc.Load.Takes == 0:
+		return custom.Requests.Default, ""
 	}
-	return sc.Load.Path
+	if p := custom.Requests.TakesPath(sc.Load.Takes); p != "" {
+		return p, ""
+	}
+	return "", fmt.Sprintf("the scenario needs requests the server holds for about %s, and target %s names none (set requests.takes in its target file)",
+		sc.Load.Takes, custom.Name)
+}
+
+// cannotTake is every verdict of a scenario the target cannot take: INCONCLUSIVE, saying why.
+func cannotTake(sc *scenario.Scenario, why string) []verdict.Result {
+	out := make([]verdict.Result, 0, len(sc.Expect))
+	for _, e := range sc.Expect {
+		out = append(out, verdict.Result{Rule: e.Rule, Status: verdict.Inconclusive,
+			Observed: "not run on this target", Unshown: []string{why}})
+	}
+	return out
 }
 
 // livePod returns one running target pod: the oracle is computed from the spec the cluster runs,

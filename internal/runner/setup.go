@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/scenario"
 )
 
@@ -20,8 +21,10 @@ type Request struct {
 	Resolved []*scenario.Scenario
 	// Variant overrides every scenario's target variant.
 	Variant string
-	// TargetFile describes a custom target instead of the bundled fixture.
+	// TargetFile describes the user's own app instead of the bundled fixture; Images swap image
+	// references of its manifests (old → new image or image tarball), over the file's own.
 	TargetFile string
+	Images     map[string]string
 	Seed       *int64
 	Kubeconfig string
 	Parallel   int
@@ -33,7 +36,7 @@ type Request struct {
 // Plan resolves a request against the catalogue without touching any cluster: unknown scenarios,
 // unknown variants, malformed scenario or target files and faults this harness cannot inject are
 // all reported here, as one-line errors.
-func Plan(req Request, cat *scenario.Catalogue, vocab scenario.Vocabulary) ([]*scenario.Scenario, *scenario.TargetSpec, error) {
+func Plan(req Request, cat *scenario.Catalogue, vocab scenario.Vocabulary) ([]*scenario.Scenario, *deploy.App, error) {
 	scs := req.Resolved
 	if scs == nil {
 		var err error
@@ -44,27 +47,32 @@ func Plan(req Request, cat *scenario.Catalogue, vocab scenario.Vocabulary) ([]*s
 	if req.Variant != "" && vocab.Variants != nil && !slices.Contains(vocab.Variants, req.Variant) {
 		return nil, nil, fmt.Errorf("unknown variant %q (known: %s)", req.Variant, strings.Join(vocab.Variants, ", "))
 	}
-	var custom *scenario.TargetSpec
-	var err error
+	var app *deploy.App
 	if req.TargetFile != "" {
 		if req.Variant != "" {
 			return nil, nil, fmt.Errorf("--variant selects a bundled fixture variant; it cannot be combined with --target")
 		}
-		if custom, err = scenario.LoadTargetSpec(req.TargetFile); err != nil {
+		spec, err := scenario.LoadTargetSpec(req.TargetFile)
+		if err != nil {
 			return nil, nil, err
 		}
+		if app, err = deploy.LoadApp(spec, req.Images); err != nil {
+			return nil, nil, err
+		}
+	} else if len(req.Images) > 0 {
+		return nil, nil, fmt.Errorf("--image swaps images of your own manifests: it needs --target")
 	}
 	if req.Parallel < 0 {
 		return nil, nil, fmt.Errorf("--parallel %d: must be at least 1", req.Parallel)
 	}
-	return scs, custom, nil
+	return scs, app, nil
 }
 
 // Setup plans the request, connects to the cluster (creating the local kind cluster when no
 // kubeconfig is given), checks the images are there, and returns a runner ready to run the planned
 // scenarios. Nothing is deployed and no fault is touched before it returns without error.
 func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scenario.Vocabulary) (*Runner, []*scenario.Scenario, error) {
-	scs, custom, err := Plan(req, cat, vocab)
+	scs, app, err := Plan(req, cat, vocab)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,8 +85,10 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 		return nil, nil, err
 	}
 	kit := NewKit(kc, log)
-	if custom != nil {
-		kit.Deployer = CustomDeployer{Kind: kc, Logger: log}
+	var custom *scenario.TargetSpec
+	if app != nil {
+		custom = app.Spec
+		kit.Deployer = &AppDeployer{App: app, Kind: kc, Logger: log}
 	}
 	if p, ok := kit.Deployer.(Preflighter); ok {
 		if err := p.Preflight(ctx, c, variantsOf(scs, req.Variant), custom); err != nil {
@@ -90,7 +100,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 		parallel = DefaultParallel()
 	}
 	r := &Runner{Cluster: c, Kit: kit, Opts: Options{
-		Variant: req.Variant, Custom: custom, Seed: req.Seed, Keep: req.Keep,
+		Variant: req.Variant, Custom: custom, Images: req.Images, Seed: req.Seed, Keep: req.Keep,
 		Parallel: parallel, Slots: cluster.Slots, Logger: log, Progress: req.Progress,
 	}}
 	return r, scs, nil

@@ -93,6 +93,7 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 				"duration":  {required: true, decode: func(n *yaml.Node, p string) { r.duration(n, p, &s.Load.Duration) }},
 				"keepAlive": {decode: func(n *yaml.Node, p string) { r.boolean(n, p, &s.Load.KeepAlive) }},
 				"path":      {decode: func(n *yaml.Node, p string) { r.str(n, p, &s.Load.Path) }},
+				"takes":     {decode: func(n *yaml.Node, p string) { r.duration(n, p, &s.Load.Takes) }},
 				"timeout":   {decode: func(n *yaml.Node, p string) { r.duration(n, p, &s.Load.Timeout) }},
 			})
 			if rateNode != nil {

@@ -45,8 +45,12 @@ type Load struct {
 	Rate      int           `json:"rate"`
 	Duration  time.Duration `json:"duration"`
 	KeepAlive bool          `json:"keepAlive"`
-	// Path is the request path, "/work" by default.
+	// Path is the request path on the bundled fixture, "/work" by default. Any other target is
+	// asked for its own default request, or, when Takes is set, for its request that takes that long.
 	Path string `json:"path"`
+	// Takes, when set, says the scenario needs requests the server holds for about this long (a
+	// drain under long requests); a target without such a request cannot take the scenario.
+	Takes time.Duration `json:"takes,omitempty"`
 	// Timeout bounds each request.
 	Timeout time.Duration `json:"timeout"`
 }

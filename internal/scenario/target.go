@@ -2,48 +2,102 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// TargetSpec describes any application to run scenarios against (probegate run --target FILE):
-// either an image probegate deploys, or an existing Deployment and Service in a namespace.
+// TargetSpec describes the user's own application (probegate run --target FILE): the manifests it
+// is installed from, applied untouched into each scenario's own namespace, and which of their
+// objects is under test. The probes, handlers, preStop hooks, grace periods and strategy tested are
+// the manifests' own.
 type TargetSpec struct {
 	Name string `json:"name"`
-	// Image is deployed as a Deployment of Replicas pods with the given ports and probes.
-	Image string `json:"image,omitempty"`
-	// Deployment and Namespace name an existing workload (exclusive with Image).
-	Deployment string `json:"deployment,omitempty"`
-	Namespace  string `json:"namespace,omitempty"`
-	// Service routes to the target; for an image it is created.
-	Service string `json:"service,omitempty"`
-	// Port is the container port serving traffic.
-	Port int `json:"port"`
-	// Path is the request path of the load ("/" by default).
-	Path string `json:"path,omitempty"`
+	// Manifests are files or directories (a directory with a kustomization is rendered with
+	// kustomize), relative to the target file, applied in order.
+	Manifests []string `json:"manifests"`
+	// Workload is the workload under test ("deployment/NAME" or "statefulset/NAME").
+	Workload WorkloadRef `json:"workload"`
+	// Container is the container under test; the workload's first when empty.
+	Container string `json:"container,omitempty"`
+	// Service routes traffic to the workload; Port is its port, by name or number (its first when
+	// empty).
+	Service string `json:"service"`
+	Port    string `json:"port,omitempty"`
+	// Images swap image references in the manifests (old → new, a local image or an image tarball).
+	Images map[string]string `json:"images,omitempty"`
+	// Requests are what the load asks for.
+	Requests Requests `json:"requests"`
 	// PodHeader is the response header naming the serving pod, when the app sends one.
-	PodHeader string     `json:"podHeader,omitempty"`
-	Probes    ProbePaths `json:"probes"`
-	// Admin is the optional admin endpoint (stall); faults that need it are skipped without it.
-	Admin *AdminEndpoint `json:"admin,omitempty"`
-	// Env is passed to an image's container.
-	Env  map[string]string `json:"env,omitempty"`
-	File string            `json:"-"`
+	PodHeader string `json:"podHeader,omitempty"`
+	// Stall is the optional cooperative event-loop-stall endpoint.
+	Stall *StallEndpoint `json:"stall,omitempty"`
+	// Dependencies get a real toxiproxy interposed on the app's path to them.
+	Dependencies []Dependency `json:"dependencies,omitempty"`
+	// File is where the spec was read from; manifest paths are relative to its directory.
+	File string `json:"-"`
 }
 
-// ProbePaths are the HTTP paths of the target's probes on Port; empty means no such probe.
-type ProbePaths struct {
-	Liveness  string `json:"liveness,omitempty"`
-	Readiness string `json:"readiness,omitempty"`
-	Startup   string `json:"startup,omitempty"`
+// WorkloadRef names the workload under test.
+type WorkloadRef struct {
+	Kind string `json:"kind"` // Deployment or StatefulSet
+	Name string `json:"name"`
 }
 
-// AdminEndpoint is a cooperative fault interface on a port never exposed by the Service.
-type AdminEndpoint struct {
-	Port  int    `json:"port"`
-	Stall string `json:"stall,omitempty"`
+func (w WorkloadRef) String() string { return strings.ToLower(w.Kind) + "/" + w.Name }
+
+// Requests are the request paths of the load.
+type Requests struct {
+	// Default is the path of ordinary requests ("/").
+	Default string `json:"default"`
+	// Takes is a path template for a request the server holds for about a given time: {seconds}
+	// (whole seconds, rounded up), {ms} or {duration} (Go syntax, "20s") are replaced by it.
+	Takes string `json:"takes,omitempty"`
 }
+
+// TakesPath is the path of a request that takes about d, or "" when the target has no such request.
+func (r Requests) TakesPath(d time.Duration) string {
+	if r.Takes == "" {
+		return ""
+	}
+	return strings.NewReplacer(
+		"{seconds}", strconv.Itoa(int(math.Ceil(d.Seconds()))),
+		"{ms}", strconv.FormatInt(d.Milliseconds(), 10),
+		"{duration}", d.String(),
+	).Replace(r.Takes)
+}
+
+// StallEndpoint is a cooperative fault interface: POST Path?d=DURATION on Port stalls the worker.
+type StallEndpoint struct {
+	Port int    `json:"port"`
+	Path string `json:"path"`
+}
+
+// Dependency is a TCP dependency the app reaches through a Service of its manifests.
+type Dependency struct {
+	// Name identifies it in faults (param dependency).
+	Name    string `json:"name"`
+	Service string `json:"service"`
+	Port    int    `json:"port"`
+	// Protocol says how the proof of a fault's effect talks to it: postgres, or tcp (no proof of
+	// latency: the effect is then reported as not observed).
+	Protocol string `json:"protocol"`
+}
+
+// Dependency protocols.
+const (
+	ProtocolPostgres = "postgres"
+	ProtocolTCP      = "tcp"
+)
+
+// removedTargetFields were the first format's: the target file now names the user's manifests.
+var removedTargetFields = []string{"image", "deployment", "namespace", "path", "probes", "admin", "env"}
 
 // LoadTargetSpec reads and validates a --target file.
 func LoadTargetSpec(file string) (*TargetSpec, error) {
@@ -54,7 +108,8 @@ func LoadTargetSpec(file string) (*TargetSpec, error) {
 	return ParseTargetSpec(file, data)
 }
 
-// ParseTargetSpec decodes and validates a target description.
+// ParseTargetSpec decodes and validates a target description. It checks the file alone; whether
+// the manifests hold the named objects is checked when they are read (deploy.LoadApp).
 func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 	r := &nodeReader{file: file}
 	var doc yaml.Node
@@ -64,59 +119,130 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, &InvalidError{Problems: []Problem{{File: file, Msg: "empty file"}}}
 	}
-	t := &TargetSpec{File: file, Path: "/"}
+	t := &TargetSpec{File: file, Requests: Requests{Default: "/"}}
 	root := doc.Content[0]
-	var port, adminPort int64
-	var portNode, nameNode *yaml.Node
+	if root.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if k := root.Content[i]; slices.Contains(removedTargetFields, k.Value) {
+				r.fail(k, k.Value, "no longer a target file field: name your own manifests (manifests:, workload:, service:); see docs/target-file.md")
+			}
+		}
+		if len(r.problems) > 0 {
+			return nil, &InvalidError{Problems: r.problems}
+		}
+	}
+	var workload string
+	var nameNode, workloadNode *yaml.Node
 	r.mapping(root, "", map[string]field{
 		"name": {required: true, decode: func(n *yaml.Node, p string) {
 			nameNode = n
 			r.str(n, p, &t.Name)
 		}},
-		"image":      {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Image) }},
-		"deployment": {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Deployment) }},
-		"namespace":  {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Namespace) }},
-		"service":    {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Service) }},
-		"port": {required: true, decode: func(n *yaml.Node, p string) {
-			portNode = n
-			r.integer(n, p, &port)
+		"manifests": {required: true, decode: func(n *yaml.Node, p string) {
+			r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
+				var s string
+				r.str(item, p, &s)
+				if s == "" {
+					r.fail(item, p, "empty path")
+				}
+				t.Manifests = append(t.Manifests, s)
+			})
 		}},
-		"path":      {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Path) }},
+		"workload": {required: true, decode: func(n *yaml.Node, p string) {
+			workloadNode = n
+			r.str(n, p, &workload)
+		}},
+		"container": {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Container) }},
+		"service":   {required: true, decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Service) }},
+		"port":      {decode: func(n *yaml.Node, p string) { r.text(n, p, &t.Port) }},
+		"images":    {decode: func(n *yaml.Node, p string) { r.params(n, p, &t.Images) }},
+		"requests": {decode: func(n *yaml.Node, p string) {
+			r.mapping(n, p, map[string]field{
+				"default": {decode: func(n *yaml.Node, p string) {
+					r.str(n, p, &t.Requests.Default)
+					if !strings.HasPrefix(t.Requests.Default, "/") {
+						r.fail(n, p, "must be a path starting with /, got %q", t.Requests.Default)
+					}
+				}},
+				"takes": {decode: func(n *yaml.Node, p string) {
+					r.str(n, p, &t.Requests.Takes)
+					if !strings.HasPrefix(t.Requests.Takes, "/") {
+						r.fail(n, p, "must be a path starting with /, got %q", t.Requests.Takes)
+					} else if t.Requests.TakesPath(time.Second) == t.Requests.Takes {
+						r.fail(n, p, "names no time: use {seconds}, {ms} or {duration} where the request's duration goes")
+					}
+				}},
+			})
+		}},
 		"podHeader": {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.PodHeader) }},
-		"probes": {decode: func(n *yaml.Node, p string) {
+		"stall": {decode: func(n *yaml.Node, p string) {
+			t.Stall = &StallEndpoint{}
+			var port int64
 			r.mapping(n, p, map[string]field{
-				"liveness":  {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Probes.Liveness) }},
-				"readiness": {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Probes.Readiness) }},
-				"startup":   {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Probes.Startup) }},
+				"port": {required: true, decode: func(n *yaml.Node, p string) {
+					r.integer(n, p, &port)
+					if port < 1 || port > 65535 {
+						r.fail(n, p, "must be a port number, got %d", port)
+					}
+				}},
+				"path": {required: true, decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Stall.Path) }},
+			})
+			t.Stall.Port = int(port)
+		}},
+		"dependencies": {decode: func(n *yaml.Node, p string) {
+			r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
+				d := Dependency{Protocol: ProtocolTCP}
+				var port int64
+				r.mapping(item, p, map[string]field{
+					"name": {required: true, decode: func(n *yaml.Node, p string) {
+						r.str(n, p, &d.Name)
+						if !nameRE.MatchString(d.Name) {
+							r.fail(n, p, "must be lowercase letters, digits and '-', got %q", d.Name)
+						}
+					}},
+					"service": {required: true, decode: func(n *yaml.Node, p string) { r.str(n, p, &d.Service) }},
+					"port": {required: true, decode: func(n *yaml.Node, p string) {
+						r.integer(n, p, &port)
+						if port < 1 || port > 65535 {
+							r.fail(n, p, "must be a port number, got %d", port)
+						}
+					}},
+					"protocol": {decode: func(n *yaml.Node, p string) {
+						r.str(n, p, &d.Protocol)
+						if d.Protocol != ProtocolPostgres && d.Protocol != ProtocolTCP {
+							r.fail(n, p, "want %s or %s, got %q", ProtocolPostgres, ProtocolTCP, d.Protocol)
+						}
+					}},
+				})
+				d.Port = int(port)
+				for _, prev := range t.Dependencies {
+					if prev.Name == d.Name {
+						r.fail(item, p, "dependency %q named twice", d.Name)
+					}
+					if prev.Service == d.Service && prev.Port == d.Port {
+						r.fail(item, p, "service %s port %d is already dependency %q", d.Service, d.Port, prev.Name)
+					}
+				}
+				t.Dependencies = append(t.Dependencies, d)
 			})
 		}},
-		"admin": {decode: func(n *yaml.Node, p string) {
-			t.Admin = &AdminEndpoint{}
-			r.mapping(n, p, map[string]field{
-				"port":  {required: true, decode: func(n *yaml.Node, p string) { r.integer(n, p, &adminPort) }},
-				"stall": {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Admin.Stall) }},
-			})
-		}},
-		"env": {decode: func(n *yaml.Node, p string) { r.params(n, p, &t.Env) }},
 	})
-	t.Port = int(port)
-	if t.Admin != nil {
-		t.Admin.Port = int(adminPort)
-	}
 	if len(r.problems) == 0 {
-		switch {
-		case t.Image == "" && t.Deployment == "":
-			r.fail(root, "image", "set image (probegate deploys it) or deployment (an existing one)")
-		case t.Image != "" && t.Deployment != "":
-			r.fail(root, "deployment", "set image or deployment, not both")
-		case t.Deployment != "" && (t.Namespace == "" || t.Service == ""):
-			r.fail(root, "namespace", "an existing deployment needs its namespace and service")
-		}
-		if port < 1 || port > 65535 {
-			r.fail(portNode, "port", "must be a port number, got %d", port)
-		}
 		if !nameRE.MatchString(t.Name) {
 			r.fail(nameNode, "name", "must be lowercase letters, digits and '-', got %q", t.Name)
+		}
+		kind, name, ok := strings.Cut(workload, "/")
+		switch strings.ToLower(kind) {
+		case "deployment", "deploy":
+			t.Workload.Kind = "Deployment"
+		case "statefulset", "sts":
+			t.Workload.Kind = "StatefulSet"
+		default:
+			ok = false
+		}
+		t.Workload.Name = name
+		if !ok || name == "" {
+			r.fail(workloadNode, "workload", "want deployment/NAME or statefulset/NAME, got %q", workload)
 		}
 	}
 	if len(r.problems) > 0 {
@@ -125,5 +251,31 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 	return t, nil
 }
 
-// HasAdmin reports whether the target offers the cooperative admin endpoint.
-func (t *TargetSpec) HasAdmin() bool { return t != nil && t.Admin != nil && t.Admin.Port > 0 }
+// ManifestPaths are the manifests' paths, resolved against the target file's directory.
+func (t *TargetSpec) ManifestPaths() []string {
+	out := make([]string, len(t.Manifests))
+	for i, m := range t.Manifests {
+		if filepath.IsAbs(m) || t.File == "" {
+			out[i] = m
+		} else {
+			out[i] = filepath.Join(filepath.Dir(t.File), m)
+		}
+	}
+	return out
+}
+
+// Dependency returns the dependency a fault names ("" for the only one), and whether it exists.
+func (t *TargetSpec) Dependency(name string) (Dependency, bool) {
+	if t == nil {
+		return Dependency{}, false
+	}
+	if name == "" && len(t.Dependencies) == 1 {
+		return t.Dependencies[0], true
+	}
+	for _, d := range t.Dependencies {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Dependency{}, false
+}

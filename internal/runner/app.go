@@ -1,0 +1,89 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
+	"github.com/probegate/probegate/internal/faults"
+	"github.com/probegate/probegate/internal/scenario"
+)
+
+// AppDeployer installs the user's own app (a --target file) into each scenario's namespace with the
+// deploy package: their manifests, their probes, with toxiproxy in front of declared dependencies.
+type AppDeployer struct {
+	App    *deploy.App
+	Kind   *cluster.Cluster
+	Logger *slog.Logger
+	// Timeout bounds each install (deploy's default when 0).
+	Timeout time.Duration
+
+	once   sync.Once
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+	err    error
+}
+
+// Preflight implements Preflighter: on kind, every image the manifests run is loaded into the node
+// (from the local Docker daemon, or from the image tarball a swap names).
+func (d *AppDeployer) Preflight(ctx context.Context, c *Cluster, _ []string, _ *scenario.TargetSpec) error {
+	if d.Kind == nil {
+		return nil // an existing cluster pulls its own images
+	}
+	for _, img := range d.App.Images {
+		var err error
+		if tar, ok := d.App.Archives[img]; ok {
+			err = d.Kind.LoadImageArchive(ctx, tar)
+		} else {
+			err = d.Kind.LoadImages(ctx, img)
+		}
+		if err != nil {
+			return fmt.Errorf("target %s: %w", d.App.Spec.Name, err)
+		}
+	}
+	return nil
+}
+
+// Install implements Deployer.
+func (d *AppDeployer) Install(ctx context.Context, c *Cluster, req InstallRequest) (*Target, error) {
+	d.once.Do(func() {
+		if d.dyn, d.err = dynamic.NewForConfig(c.Config); d.err != nil {
+			return
+		}
+		d.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Client.Discovery()))
+	})
+	if d.err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", d.err)
+	}
+	ep, err := deploy.InstallApp(ctx, c.Client, d.dyn, d.mapper, d.App, deploy.AppOptions{
+		Namespace: req.Namespace, Slot: req.Slot, Replicas: int32(req.Replicas), Timeout: d.Timeout, Log: d.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{
+		Namespace: ep.Namespace, Deployment: ep.Deployment, Service: ep.Service, Container: ep.Container,
+		Selector: ep.Selector, URL: ep.URL, ToxiproxyURL: ep.ToxiproxyURL, ToxiproxySelector: ep.ToxiproxySelector,
+		Description: fmt.Sprintf("target %s (%s)", d.App.Spec.Name, ep.Workload),
+	}
+	if len(ep.Proxies) > 0 {
+		t.Proxies = map[string]faults.Proxy{}
+		for name, p := range ep.Proxies {
+			t.Proxies[name] = faults.Proxy{Name: p.Name, Protocol: p.Protocol}
+		}
+		t.DBProxy = d.App.Dependencies[0].Name
+	}
+	if s := d.App.Spec.Stall; s != nil {
+		t.AdminPort, t.StallPath = s.Port, s.Path
+	}
+	return t, nil
+}
