@@ -33,6 +33,9 @@ func checkIdenticalProbes(ctx *Context, w *Workload) []Finding {
 		if live == nil || ready == nil || !hasHandler(live) || !handlersEqual(live, ready) {
 			continue
 		}
+		if len(servedRoutes(ctx, w, c)) == 0 {
+			continue // readiness moves no traffic: nothing to withdraw before a restart
+		}
 		pos := w.AtContainer(c, Liveness.field())
 		lt, rt := timingOf(live), timingOf(ready)
 		headers := ""

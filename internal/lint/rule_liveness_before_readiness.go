@@ -31,6 +31,9 @@ func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 		if c.LivenessProbe == nil || c.ReadinessProbe == nil {
 			continue
 		}
+		if len(servedRoutes(ctx, w, c)) == 0 {
+			continue // readiness moves no traffic: nothing to withdraw before a restart
+		}
 		lw := timingOf(c.LivenessProbe).DetectionWindow()
 		rw := timingOf(c.ReadinessProbe).DetectionWindow()
 		withdrawn := rw.Latest + lag + prop
