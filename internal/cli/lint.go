@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,8 @@ type lintOptions struct {
 	report     string
 	explain    string
 	listRules  bool
+	disable    []string
+	configFile string
 	cfg        lint.Config
 }
 
@@ -50,10 +53,20 @@ timing ones are the same the harness's timing oracle reads; durations are "5", "
   probegate.dev/readiness-lag-seconds      app time to turn a fault into a failing readiness endpoint
   probegate.dev/propagation-seconds        kubelet → EndpointSlice → kube-proxy allowance (default 2s)
 
-Kinds without a pod template (ConfigMap, Secret, Ingress, ...) are skipped; any other kind is an error.
+  probegate.dev/cold-start-seconds: "45"  this workload's measured cold start (like --cold-start)
+  probegate.dev/ignore: "PG007,PG009: reason"  silence rules for this workload (counted as suppressed)
+
+Any kind with a pod template (spec.template or spec.jobTemplate: Argo Rollouts, Knative Services,
+old apiVersions) is linted as a workload; other kinds (ConfigMap, webhook configurations, custom
+resources, ...) are skipped and counted. A file or document that cannot be read is reported and the
+rest is linted; -o json and -o sarif always print a complete document, with the error in it.
+
+Every finding states its fix with the manifest's numbers. --disable and a --config file silence
+rules; suppressed findings are counted and listed in JSON and SARIF, never silently dropped.
 
 Exit codes: 0 no finding at or above --fail-on (default warning), 1 such findings, 2 bad input
-(missing file, unparseable YAML, unknown kind, unreachable cluster).`,
+(missing file, unparseable YAML, unrendered Helm template, unreachable cluster), even when the
+other files' findings were printed.`,
 		Example: `  probegate lint fixtures/manifests/
   probegate lint -o sarif deploy.yaml > lint.sarif
   probegate lint --cold-start 45s app.yaml
@@ -77,6 +90,8 @@ Exit codes: 0 no finding at or above --fail-on (default warning), 1 such finding
 	f.StringVar(&o.cfg.Target, "target", "", "target file to name in the confirm commands (probegate run --target)")
 	f.StringVar(&o.explain, "explain", "", "print one rule's explanation, fix and confirming scenario (by ID or name) and exit")
 	f.BoolVar(&o.listRules, "list-rules", false, "print every rule with its explanation and exit")
+	f.StringSliceVar(&o.disable, "disable", nil, "silence rules by ID or name (repeatable, comma-separated); their findings are counted as suppressed")
+	f.StringVar(&o.configFile, "config", "", "lint config file (YAML: disable, failOn, maxReadinessWindow, maxInitialDelay, graceMargin, propagation, coldStart); flags win")
 	return cmd
 }
 
@@ -105,59 +120,123 @@ func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	failOn, err := lint.ParseSeverity(o.failOn)
+	// From here on, every error still prints a complete document in the chosen format.
+	fail := func(err error) error {
+		if o.output != "text" && o.output != "" {
+			rep := lint.ErrorReport(err, lint.Warning)
+			rep.Version = lint.Version()
+			if werr := write(out, rep); werr != nil {
+				return withCode(ExitError, fmt.Errorf("lint: write report: %w (after: %v)", werr, err))
+			}
+		}
+		return withCode(ExitError, err)
+	}
+	cfg, failOn, err := lintConfig(cmd, o)
 	if err != nil {
-		return withCode(ExitError, fmt.Errorf("lint: --fail-on: %w", err))
-	}
-	for name, d := range map[string]time.Duration{
-		"--cold-start": o.coldStart, "--max-readiness-window": o.cfg.MaxReadinessWindow,
-		"--max-initial-delay": o.cfg.MaxInitialDelay, "--grace-margin": o.cfg.GraceMargin, "--propagation": o.cfg.Propagation,
-	} {
-		if d < 0 {
-			return withCode(ExitError, fmt.Errorf("lint: %s must not be negative, got %s", name, d))
-		}
-	}
-	cfg := o.cfg
-	switch {
-	case o.report != "" && o.coldStart > 0:
-		return withCode(ExitError, errors.New("lint: give --cold-start or --report, not both"))
-	case o.report != "":
-		cfg.ColdStart, cfg.ColdStartSource, err = lint.ColdStartFromReport(o.report)
-		if err != nil {
-			return withCode(ExitError, err)
-		}
-	case o.coldStart > 0:
-		cfg.ColdStart, cfg.ColdStartSource = o.coldStart, "--cold-start "+o.coldStart.String()
+		return fail(err)
 	}
 
 	var inv *lint.Inventory
 	switch {
 	case o.namespace != "" && len(args) > 0:
-		return withCode(ExitError, errors.New("lint: give manifest files or --namespace, not both"))
+		return fail(errors.New("lint: give manifest files or --namespace, not both"))
 	case o.namespace != "":
 		client, err := lintClient(o.kubeconfig, o.context)
 		if err != nil {
-			return withCode(ExitError, err)
+			return fail(err)
 		}
 		inv, err = lint.LoadNamespace(cmd.Context(), client, o.namespace)
 		if err != nil {
-			return withCode(ExitError, fmt.Errorf("lint: %w", err))
+			return fail(fmt.Errorf("lint: %w", err))
 		}
 	default:
 		inv, err = lint.LoadPaths(args, cmd.InOrStdin())
 		if err != nil {
-			return withCode(ExitError, err)
+			return fail(err)
 		}
 	}
 
 	rep := lint.NewReport(inv, cfg, failOn)
+	rep.Version = lint.Version()
+	slog.Debug("lint", "workloads", rep.Workloads, "findings", len(rep.Findings), "suppressed", len(rep.Suppressed), "unreadable", len(rep.Problems))
 	if err := write(out, rep); err != nil {
 		return withCode(ExitError, fmt.Errorf("lint: write report: %w", err))
+	}
+	if n := len(rep.Problems); n > 0 {
+		msg := rep.Problems[0].Error()
+		if n > 1 {
+			msg += fmt.Sprintf(" (and %d more unreadable documents)", n-1)
+		}
+		return withCode(ExitError, fmt.Errorf("%s; everything else was linted", msg))
 	}
 	if rep.Failed() {
 		return withCode(ExitFail, errFailed)
 	}
 	return nil
+}
+
+// lintConfig merges the config file (when given) under the flags that were set and resolves the
+// cold start, the disabled rules and the --fail-on threshold.
+func lintConfig(cmd *cobra.Command, o *lintOptions) (lint.Config, lint.Severity, error) {
+	cfg := o.cfg
+	failOnText := o.failOn
+	coldStart := o.coldStart
+	changed := cmd.Flags().Changed
+	disable := map[string]lint.Suppression{}
+	if o.configFile != "" {
+		fc, err := lint.LoadConfigFile(o.configFile)
+		if err != nil {
+			return cfg, 0, err
+		}
+		for _, d := range fc.Disable {
+			disable[d.Rule] = lint.Suppression{Kind: "config", Reason: d.Reason}
+		}
+		if fc.FailOn != "" && !changed("fail-on") {
+			failOnText = fc.FailOn
+		}
+		for _, v := range []struct {
+			flag string
+			dst  *time.Duration
+			src  time.Duration
+		}{{"max-readiness-window", &cfg.MaxReadinessWindow, fc.MaxReadinessWindow}, {"max-initial-delay", &cfg.MaxInitialDelay, fc.MaxInitialDelay},
+			{"grace-margin", &cfg.GraceMargin, fc.GraceMargin}, {"propagation", &cfg.Propagation, fc.Propagation}, {"cold-start", &coldStart, fc.ColdStart}} {
+			if v.src > 0 && !changed(v.flag) {
+				*v.dst = v.src
+			}
+		}
+	}
+	flagged, err := lint.ParseDisable(o.disable)
+	if err != nil {
+		return cfg, 0, fmt.Errorf("lint: %w", err)
+	}
+	for id, s := range flagged {
+		disable[id] = s
+	}
+	cfg.Disable = disable
+	failOn, err := lint.ParseSeverity(failOnText)
+	if err != nil {
+		return cfg, 0, fmt.Errorf("lint: --fail-on: %w", err)
+	}
+	for name, d := range map[string]time.Duration{
+		"--cold-start": coldStart, "--max-readiness-window": cfg.MaxReadinessWindow,
+		"--max-initial-delay": cfg.MaxInitialDelay, "--grace-margin": cfg.GraceMargin, "--propagation": cfg.Propagation,
+	} {
+		if d < 0 {
+			return cfg, 0, fmt.Errorf("lint: %s must not be negative, got %s", name, d)
+		}
+	}
+	switch {
+	case o.report != "" && coldStart > 0:
+		return cfg, 0, errors.New("lint: give --cold-start or --report, not both")
+	case o.report != "":
+		cfg.ColdStart, cfg.ColdStartSource, err = lint.ColdStartFromReport(o.report)
+		if err != nil {
+			return cfg, 0, err
+		}
+	case coldStart > 0:
+		cfg.ColdStart, cfg.ColdStartSource = coldStart, "--cold-start "+coldStart.String()
+	}
+	return cfg, failOn, nil
 }
 
 // lintWriter picks the report writer for an --output value.

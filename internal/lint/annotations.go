@@ -104,3 +104,46 @@ func parseSeconds(v string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// AnnotationIgnore silences rules for one workload: "PG007,PG009" or "PG007,no-withdrawal-delay:
+// reason". The findings are still counted as suppressed.
+const AnnotationIgnore = "probegate.dev/ignore"
+
+// AnnotationColdStart declares a workload's measured (or known) cold start, checked like --cold-start
+// but for this workload only.
+const AnnotationColdStart = "probegate.dev/cold-start-seconds"
+
+// ignoredRules reads w's probegate.dev/ignore annotation into suppressions by rule ID. Names that are
+// no rule are left out (PG015 reports them).
+func ignoredRules(w *Workload) map[string]Suppression {
+	v, ok := w.Annotations[AnnotationIgnore]
+	if !ok {
+		return nil
+	}
+	ids, reason, _ := strings.Cut(v, ":")
+	out := map[string]Suppression{}
+	for _, s := range strings.Split(ids, ",") {
+		if id, ok := ruleID(s); ok {
+			out[id] = Suppression{Kind: "annotation", Reason: strings.TrimSpace(reason)}
+		}
+	}
+	return out
+}
+
+// unknownIgnored lists the names in w's ignore annotation that are no rule.
+func unknownIgnored(w *Workload) []string {
+	v, ok := w.Annotations[AnnotationIgnore]
+	if !ok {
+		return nil
+	}
+	ids, _, _ := strings.Cut(v, ":")
+	var out []string
+	for _, s := range strings.Split(ids, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			if _, ok := ruleID(s); !ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

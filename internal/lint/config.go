@@ -26,6 +26,9 @@ type Config struct {
 	// Target is passed to `probegate run --target` in confirm lines; empty picks --variant for pods
 	// labelled probegate.dev/variant (the bundled fixtures), or a placeholder.
 	Target string
+	// Disable silences rules by ID: their findings are kept as suppressed, counted, and never fail a
+	// run. The value says who disabled the rule (Kind "flag" or "config") and why.
+	Disable map[string]Suppression
 }
 
 // VariantLabel marks the pods of a bundled fixture variant; confirm lines for them use --variant.
@@ -33,7 +36,7 @@ const VariantLabel = "probegate.dev/variant"
 
 // Default limits.
 const (
-	DefaultMaxReadinessWindow = 15 * time.Second
+	DefaultMaxReadinessWindow = 60 * time.Second
 	DefaultMaxInitialDelay    = 5 * time.Second
 	DefaultGraceMargin        = oracle.DefaultMargin
 	DefaultPropagation        = oracle.DefaultPropagation
@@ -65,23 +68,20 @@ type Context struct {
 	Inventory *Inventory
 }
 
-// confirm renders the command that confirms a finding of r about w on a real cluster.
+// confirm renders the command that confirms a finding of r about w on a real cluster, or "" when
+// no command could run as printed: the rule has no scenario, or w is neither a bundled fixture
+// variant nor covered by a --target file.
 func (ctx *Context) confirm(r *Rule, w *Workload) string {
 	if r.Scenario == "" {
-		return r.ConfirmNote
+		return ""
 	}
-	return fmt.Sprintf("probegate run --scenario %s %s", r.Scenario, ctx.targetFlag(w))
-}
-
-// targetFlag picks the --target (or --variant) argument for w.
-func (ctx *Context) targetFlag(w *Workload) string {
-	if ctx.Config.Target != "" {
-		return "--target " + ctx.Config.Target
+	switch v := w.PodLabels[VariantLabel]; {
+	case ctx.Config.Target != "":
+		return fmt.Sprintf("probegate run --scenario %s --target %s", r.Scenario, ctx.Config.Target)
+	case v != "":
+		return fmt.Sprintf("probegate run --scenario %s --variant %s", r.Scenario, v)
 	}
-	if v := w.PodLabels[VariantLabel]; v != "" {
-		return "--variant " + v
-	}
-	return fmt.Sprintf("--target <target file for %s>", w.Ref())
+	return ""
 }
 
 // propagation is the allowance for w: its annotation, else the configured one.
@@ -92,15 +92,49 @@ func (ctx *Context) propagation(w *Workload) time.Duration {
 	return ctx.Config.Propagation
 }
 
-// Lint runs every rule over every workload in inv and returns the findings, sorted by position.
+// Lint runs every rule over every workload in inv and returns the findings, sorted by position. A
+// finding that only restates another on the same container and probe is dropped; findings of
+// disabled rules, or of rules the workload's probegate.dev/ignore annotation names, are returned
+// with Suppressed set.
 func Lint(inv *Inventory, cfg Config) []Finding {
 	ctx := &Context{Config: cfg.Defaults(), Inventory: inv}
 	var out []Finding
 	for _, w := range inv.Workloads {
+		var fs []Finding
 		for _, r := range Rules() {
-			out = append(out, r.Check(ctx, w)...)
+			fs = append(fs, r.Check(ctx, w)...)
 		}
+		fs = dropRestated(fs)
+		ignored := ignoredRules(w)
+		for i := range fs {
+			if s, ok := ctx.Config.Disable[fs[i].RuleID]; ok {
+				fs[i].Suppressed = &s
+			} else if s, ok := ignored[fs[i].RuleID]; ok {
+				fs[i].Suppressed = &s
+			}
+		}
+		out = append(out, fs...)
 	}
 	sortFindings(out)
+	return out
+}
+
+// dropRestated removes the findings a rule's Restates list names when that rule found something on
+// the same container and probe: one finding per root cause.
+func dropRestated(fs []Finding) []Finding {
+	type key struct{ rule, container, probe string }
+	restated := map[key]bool{}
+	for _, f := range fs {
+		r, _ := RuleByID(f.RuleID)
+		for _, id := range r.Restates {
+			restated[key{id, f.Container, f.Probe}] = true
+		}
+	}
+	out := fs[:0]
+	for _, f := range fs {
+		if !restated[key{f.RuleID, f.Container, f.Probe}] {
+			out = append(out, f)
+		}
+	}
 	return out
 }

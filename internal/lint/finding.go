@@ -10,10 +10,24 @@ type Finding struct {
 	Object    string   `json:"object"` // "deployment/api"
 	Namespace string   `json:"namespace,omitempty"`
 	Container string   `json:"container,omitempty"`
-	Message   string   `json:"message"`
-	Pos       Position `json:"position"`
-	// Confirm is the command that shows the finding on a real cluster.
-	Confirm string `json:"confirm"`
+	// Probe is the probe the finding is about ("liveness"), when it is about one.
+	Probe   string   `json:"probe,omitempty"`
+	Message string   `json:"message"`
+	Pos     Position `json:"position"`
+	// Fix is the change that removes the finding, with this manifest's numbers.
+	Fix string `json:"fix"`
+	// Confirm is the command that shows the finding on a real cluster, given only when it can run
+	// as printed (a --target was named, or the workload is a bundled fixture variant).
+	Confirm string `json:"confirm,omitempty"`
+	// Suppressed says who silenced the finding; suppressed findings never fail a run.
+	Suppressed *Suppression `json:"suppressed,omitempty"`
+}
+
+// Suppression records why a finding is silenced.
+type Suppression struct {
+	// Kind is "flag" (--disable), "config" (the config file) or "annotation" (probegate.dev/ignore).
+	Kind   string `json:"kind"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // sortFindings orders findings by file, line, rule and message so output is stable.

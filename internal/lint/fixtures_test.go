@@ -32,7 +32,8 @@ var variantExpectations = map[string]variantExpectation{
 	"good":             {},
 	"identical-probes": {rules: []string{"PG001"}, also: []string{"PG002", "PG007", "PG005", "PG006"}},
 	"no-startup-probe": {rules: []string{"PG003", "PG004"}},
-	"deep-liveness": {rules: []string{"PG005", "PG006"},
+	// PG006 (the 1 s timeout on the same liveness probe) restates PG005 and is dropped.
+	"deep-liveness": {rules: []string{"PG005"},
 		declaredBy: AnnotationDependencyCheckPaths + " listing /health/live (in this variant it pings the database)"},
 	"no-drain": {rules: []string{"PG009"},
 		declaredBy: AnnotationWithdrawal + " (or a preStop sleep) on good.yaml and the other variants, for the target's in-app WITHDRAWAL_DELAY"},

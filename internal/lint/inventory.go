@@ -26,14 +26,31 @@ func (p Position) String() string {
 type Inventory struct {
 	Workloads []*Workload
 	Services  []*Service
-	// Skipped lists objects of kinds that carry no pod template (ConfigMap, Secret, …), read and left alone.
+	// Skipped lists objects that carry no pod template (ConfigMap, Secret, webhook configurations,
+	// custom resources, …), read and left alone.
 	Skipped []Skipped
+	// Problems are the documents and files that could not be read (bad input). The rest of the
+	// inventory is linted regardless.
+	Problems []*InputError
 }
 
-// Skipped is an object of a kind lint knows but does not analyse.
+// Skipped is an object lint reads but does not analyse.
 type Skipped struct {
 	Kind, Name string
 	Pos        Position
+	// Unknown is true for kinds lint does not know (custom resources, APIService, …).
+	Unknown bool
+}
+
+// UnknownKinds counts the skipped objects of kinds lint does not know.
+func (inv *Inventory) UnknownKinds() int {
+	n := 0
+	for _, s := range inv.Skipped {
+		if s.Unknown {
+			n++
+		}
+	}
+	return n
 }
 
 // Workload is anything that runs pods: a Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
@@ -48,6 +65,14 @@ type Workload struct {
 	PodLabels map[string]string
 	Pod       corev1.PodSpec
 	Pos       Position
+	// Replicas is spec.replicas (nil when unset or for kinds without it).
+	Replicas *int32
+	// ServiceName is a StatefulSet's governing (peer discovery) Service.
+	ServiceName string
+	// Recreate is true when the old pods stop before new ones start (strategy Recreate).
+	Recreate bool
+	// RunsToCompletion is true for Jobs, CronJobs and anything else with a job template.
+	RunsToCompletion bool
 
 	doc     *docNode // nil for live objects
 	podPath []any    // from the document root to the pod spec

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -29,7 +30,8 @@ func TestLoadNamespaceFake(t *testing.T) {
 		&corev1.Pod{ObjectMeta: owned, Spec: tmpl.Spec},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "debug", Namespace: "shop"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "sh", Image: "debian"}}}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: "other"}, Spec: appsv1.DeploymentSpec{Template: tmpl}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "shop"}, Spec: corev1.ServiceSpec{Selector: labels, PublishNotReadyAddresses: true}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "shop"}, Spec: corev1.ServiceSpec{Selector: labels, PublishNotReadyAddresses: true,
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}},
 	)
 	inv, err := LoadNamespace(context.Background(), client, "shop")
 	if err != nil {

@@ -27,7 +27,9 @@ func IsInputError(err error) bool {
 }
 
 // LoadPaths reads every manifest named by paths: files, directories (walked recursively for *.yaml
-// and *.yml, hidden entries skipped) or "-" for stdin. Nothing is returned unless everything parses.
+// and *.yml, hidden entries skipped) or "-" for stdin. A file or document that cannot be read is
+// recorded in the inventory's Problems and the others are read regardless; the error is non-nil
+// only when no path is given.
 func LoadPaths(paths []string, stdin io.Reader) (*Inventory, error) {
 	if len(paths) == 0 {
 		return nil, &InputError{Pos: Position{File: "lint"}, Msg: "no manifest files or directories given"}
@@ -36,45 +38,52 @@ func LoadPaths(paths []string, stdin io.Reader) (*Inventory, error) {
 	for _, p := range paths {
 		if p == "-" {
 			if stdin == nil {
-				return nil, &InputError{Pos: Position{File: "<stdin>"}, Msg: "no standard input to read"}
+				inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: "<stdin>"}, Msg: "no standard input to read"})
+				continue
 			}
 			data, err := io.ReadAll(stdin)
 			if err != nil {
-				return nil, &InputError{Pos: Position{File: "<stdin>"}, Msg: fmt.Sprintf("read: %v", err)}
+				inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: "<stdin>"}, Msg: fmt.Sprintf("read: %v", err)})
+				continue
 			}
-			if err := parseInto(inv, "<stdin>", data); err != nil {
-				return nil, err
-			}
+			parseInto(inv, "<stdin>", data)
 			continue
 		}
 		files, err := manifestFiles(p)
 		if err != nil {
-			return nil, err
+			inv.Problems = append(inv.Problems, err)
+			continue
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)
 			if err != nil {
-				return nil, &InputError{Pos: Position{File: f}, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))}
+				inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: f}, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))})
+				continue
 			}
-			if err := parseInto(inv, f, data); err != nil {
-				return nil, err
-			}
+			parseInto(inv, f, data)
 		}
 	}
 	return inv, nil
 }
 
-// Parse reads the manifests in data, naming them file in positions.
+// Err returns the first problem reading the inventory, or nil.
+func (inv *Inventory) Err() error {
+	if len(inv.Problems) == 0 {
+		return nil
+	}
+	return inv.Problems[0]
+}
+
+// Parse reads the manifests in data, naming them file in positions. The inventory holds whatever
+// could be read; the error is the first problem, if any.
 func Parse(file string, data []byte) (*Inventory, error) {
 	inv := &Inventory{}
-	if err := parseInto(inv, file, data); err != nil {
-		return nil, err
-	}
-	return inv, nil
+	parseInto(inv, file, data)
+	return inv, inv.Err()
 }
 
 // manifestFiles expands p into the manifest files it names, sorted.
-func manifestFiles(p string) ([]string, error) {
+func manifestFiles(p string) ([]string, *InputError) {
 	info, err := os.Stat(p)
 	if err != nil {
 		return nil, &InputError{Pos: Position{File: p}, Msg: unwrapPathError(err).Error()}
@@ -83,9 +92,11 @@ func manifestFiles(p string) ([]string, error) {
 		return []string{p}, nil
 	}
 	var files []string
+	var walkErr *InputError
 	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return &InputError{Pos: Position{File: path}, Msg: unwrapPathError(err).Error()}
+			walkErr = &InputError{Pos: Position{File: path}, Msg: unwrapPathError(err).Error()}
+			return walkErr
 		}
 		if path != p && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
@@ -98,8 +109,11 @@ func manifestFiles(p string) ([]string, error) {
 		}
 		return nil
 	})
+	if walkErr != nil {
+		return nil, walkErr
+	}
 	if err != nil {
-		return nil, err
+		return nil, &InputError{Pos: Position{File: p}, Msg: err.Error()}
 	}
 	if len(files) == 0 {
 		return nil, &InputError{Pos: Position{File: p}, Msg: "directory holds no *.yaml or *.yml files"}

@@ -11,14 +11,25 @@ const JSONSchemaVersion = 1
 
 // jsonReport is the `-o json` document.
 type jsonReport struct {
-	SchemaVersion int        `json:"schemaVersion"`
-	FailOn        Severity   `json:"failOn"`
-	Failed        bool       `json:"failed"`
-	Workloads     int        `json:"workloads"`
-	Services      int        `json:"services"`
-	Skipped       int        `json:"skipped"`
-	Findings      []Finding  `json:"findings"`
-	Rules         []jsonRule `json:"rules"`
+	SchemaVersion int      `json:"schemaVersion"`
+	Version       string   `json:"version,omitempty"`
+	FailOn        Severity `json:"failOn"`
+	Failed        bool     `json:"failed"`
+	Workloads     int      `json:"workloads"`
+	Services      int      `json:"services"`
+	Skipped       int      `json:"skipped"`
+	UnknownKinds  int      `json:"unknownKinds"`
+	// Errors is the input that could not be read (the run exits 2, but everything else is linted).
+	Errors     []jsonError `json:"errors"`
+	Findings   []Finding   `json:"findings"`
+	Suppressed []Finding   `json:"suppressed"`
+	Rules      []jsonRule  `json:"rules"`
+}
+
+// jsonError is one piece of input lint could not read.
+type jsonError struct {
+	Position Position `json:"position"`
+	Message  string   `json:"message"`
 }
 
 // jsonRule documents each rule that has findings.
@@ -36,16 +47,26 @@ type jsonRule struct {
 func WriteJSON(w io.Writer, r *Report) error {
 	doc := jsonReport{
 		SchemaVersion: JSONSchemaVersion,
+		Version:       r.Version,
 		FailOn:        r.FailOn,
 		Failed:        r.Failed(),
 		Workloads:     r.Workloads,
 		Services:      r.Services,
 		Skipped:       r.Skipped,
+		UnknownKinds:  r.UnknownKinds,
+		Errors:        []jsonError{},
 		Findings:      r.Findings,
+		Suppressed:    r.Suppressed,
 		Rules:         []jsonRule{},
+	}
+	for _, p := range r.Problems {
+		doc.Errors = append(doc.Errors, jsonError{p.Pos, p.Msg})
 	}
 	if doc.Findings == nil {
 		doc.Findings = []Finding{}
+	}
+	if doc.Suppressed == nil {
+		doc.Suppressed = []Finding{}
 	}
 	for _, rule := range r.firedRules() {
 		doc.Rules = append(doc.Rules, jsonRule{rule.ID, rule.Name, rule.Severity, rule.Summary, rule.Explanation, rule.Fix, rule.Scenario})

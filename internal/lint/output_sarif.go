@@ -1,6 +1,8 @@
 package lint
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/url"
@@ -12,7 +14,15 @@ import (
 const (
 	sarifVersion = "2.1.0"
 	sarifSchema  = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+	// InformationURI is the project's home; rule help links into its RULES.md.
+	InformationURI = "https://github.com/probegate/probegate"
+	rulesDocURI    = InformationURI + "/blob/main/internal/lint/RULES.md"
 )
+
+// ruleHelpURI links to rule r's section of RULES.md.
+func ruleHelpURI(r *Rule) string {
+	return rulesDocURI + "#" + strings.ToLower(r.ID) + "-" + r.Name
+}
 
 type sarifLog struct {
 	Schema  string     `json:"$schema"`
@@ -21,8 +31,26 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+}
+
+// sarifInvocation says whether the run read all its input; bad input is a notification.
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+}
+
+type sarifNotification struct {
+	Level     string          `json:"level"`
+	Message   sarifText       `json:"message"`
+	Locations []sarifLocation `json:"locations,omitempty"`
+}
+
+type sarifSuppression struct {
+	Kind          string `json:"kind"` // "inSource" (annotation) or "external" (flag, config file)
+	Justification string `json:"justification,omitempty"`
 }
 
 type sarifTool struct {
@@ -31,6 +59,7 @@ type sarifTool struct {
 
 type sarifDriver struct {
 	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
 	InformationURI string      `json:"informationUri,omitempty"`
 	Rules          []sarifRule `json:"rules"`
 }
@@ -45,6 +74,7 @@ type sarifRule struct {
 	ShortDescription     sarifText          `json:"shortDescription"`
 	FullDescription      sarifText          `json:"fullDescription"`
 	Help                 sarifText          `json:"help"`
+	HelpURI              string             `json:"helpUri,omitempty"`
 	DefaultConfiguration sarifConfiguration `json:"defaultConfiguration"`
 	Properties           map[string]string  `json:"properties,omitempty"`
 }
@@ -59,6 +89,10 @@ type sarifResult struct {
 	Level     string          `json:"level"`
 	Message   sarifText       `json:"message"`
 	Locations []sarifLocation `json:"locations"`
+	// PartialFingerprints identify the finding across runs when lines move: rule, object, container
+	// and probe.
+	PartialFingerprints map[string]string  `json:"partialFingerprints"`
+	Suppressions        []sarifSuppression `json:"suppressions,omitempty"`
 }
 
 type sarifLocation struct {
@@ -96,11 +130,13 @@ func sarifLevel(s Severity) string {
 }
 
 // WriteSARIF writes the report as a SARIF 2.1.0 log with one run. Every rule is listed in the
-// driver so code-scanning tools can show rule help; results point at the file and line.
+// driver so code-scanning tools can show rule help; results point at the file and line, suppressed
+// findings carry their suppression, and input that could not be read is an error notification of a
+// failed invocation.
 func WriteSARIF(w io.Writer, r *Report) error {
 	rules := Rules()
 	index := map[string]int{}
-	driver := sarifDriver{Name: "probegate-lint", Rules: make([]sarifRule, 0, len(rules))}
+	driver := sarifDriver{Name: "probegate-lint", Version: r.Version, InformationURI: InformationURI, Rules: make([]sarifRule, 0, len(rules))}
 	for i, rule := range rules {
 		index[rule.ID] = i
 		confirm := rule.ConfirmNote
@@ -117,35 +153,70 @@ func WriteSARIF(w io.Writer, r *Report) error {
 			ShortDescription:     sarifText{rule.Summary},
 			FullDescription:      sarifText{rule.Explanation},
 			Help:                 sarifText{"Fix: " + rule.Fix + "\nConfirm: " + confirm},
+			HelpURI:              ruleHelpURI(rule),
 			DefaultConfiguration: sarifConfiguration{Level: sarifLevel(rule.Severity)},
 			Properties:           props,
 		})
 	}
-	run := sarifRun{Tool: sarifTool{Driver: driver}, Results: []sarifResult{}}
-	for _, f := range r.Findings {
-		loc := sarifLocation{
-			PhysicalLocation: &sarifPhysical{ArtifactLocation: sarifArtifact{URI: sarifURI(f.Pos.File)}},
-			LogicalLocations: []sarifLogical{{FullyQualifiedName: logicalName(f), Kind: "resource"}},
-		}
-		if f.Pos.Line > 0 {
-			loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Pos.Line}
-		}
+	inv := sarifInvocation{ExecutionSuccessful: len(r.Problems) == 0}
+	for _, p := range r.Problems {
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+			Level: "error", Message: sarifText{p.Msg}, Locations: []sarifLocation{physical(p.Pos)},
+		})
+	}
+	run := sarifRun{Tool: sarifTool{Driver: driver}, Invocations: []sarifInvocation{inv}, Results: []sarifResult{}}
+	add := func(f Finding) {
+		loc := physical(f.Pos)
+		loc.LogicalLocations = []sarifLogical{{FullyQualifiedName: logicalName(f), Kind: "resource"}}
 		msg := f.Object + ": " + f.Message
+		if f.Fix != "" {
+			msg += "\nfix: " + f.Fix
+		}
 		if f.Confirm != "" {
 			msg += "\nconfirm: " + f.Confirm
 		}
-		run.Results = append(run.Results, sarifResult{
-			RuleID:    f.RuleID,
-			RuleIndex: index[f.RuleID],
-			Level:     sarifLevel(f.Severity),
-			Message:   sarifText{msg},
-			Locations: []sarifLocation{loc},
-		})
+		res := sarifResult{
+			RuleID:              f.RuleID,
+			RuleIndex:           index[f.RuleID],
+			Level:               sarifLevel(f.Severity),
+			Message:             sarifText{msg},
+			Locations:           []sarifLocation{loc},
+			PartialFingerprints: map[string]string{"probegateFinding/v1": fingerprint(f)},
+		}
+		if s := f.Suppressed; s != nil {
+			kind := "external"
+			if s.Kind == "annotation" {
+				kind = "inSource"
+			}
+			res.Suppressions = []sarifSuppression{{Kind: kind, Justification: strings.TrimSpace(s.Kind + ": " + s.Reason)}}
+		}
+		run.Results = append(run.Results, res)
+	}
+	for _, f := range r.Findings {
+		add(f)
+	}
+	for _, f := range r.Suppressed {
+		add(f)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{run}})
+}
+
+// physical is the location of pos: its file and, when known, its line.
+func physical(pos Position) sarifLocation {
+	loc := sarifLocation{PhysicalLocation: &sarifPhysical{ArtifactLocation: sarifArtifact{URI: sarifURI(pos.File)}}}
+	if pos.Line > 0 {
+		loc.PhysicalLocation.Region = &sarifRegion{StartLine: pos.Line}
+	}
+	return loc
+}
+
+// fingerprint identifies a finding independently of its line: the rule and what it is about.
+func fingerprint(f Finding) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{f.RuleID, f.Pos.File, f.Namespace, f.Object, f.Container, f.Probe}, "\x00")))
+	return hex.EncodeToString(sum[:16])
 }
 
 // sarifURI turns a file path into a relative URI reference with forward slashes.

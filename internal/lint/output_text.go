@@ -6,12 +6,19 @@ import (
 	"strings"
 )
 
-// WriteText prints the report for a person: one line per finding with its position, severity, rule
-// and message, the command that confirms it, and a summary line.
+// WriteText prints the report for a person: the input that could not be read, then one line per
+// finding with its position, severity, rule and message, the fix with this manifest's numbers (and
+// the confirming command when one can run as printed), and a summary line.
 func WriteText(w io.Writer, r *Report) error {
 	var b strings.Builder
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "%s: bad input: %s\n", p.Pos, p.Msg)
+	}
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "%s: %s %s %s %s: %s\n", f.Pos, f.Severity, f.RuleID, f.RuleName, f.Object, f.Message)
+		if f.Fix != "" {
+			fmt.Fprintf(&b, "    fix: %s\n", f.Fix)
+		}
 		if f.Confirm != "" {
 			fmt.Fprintf(&b, "    confirm: %s\n", f.Confirm)
 		}
@@ -22,18 +29,29 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	scope := fmt.Sprintf("%s, %s", plural(r.Workloads, "workload"), plural(r.Services, "service"))
 	if r.Skipped > 0 {
-		scope += fmt.Sprintf(" (%s skipped)", plural(r.Skipped, "other object"))
+		scope += fmt.Sprintf(" (%s skipped", plural(r.Skipped, "other object"))
+		if r.UnknownKinds > 0 {
+			scope += fmt.Sprintf(", %d of unknown kinds", r.UnknownKinds)
+		}
+		scope += ")"
+	}
+	if len(r.Problems) > 0 {
+		scope += fmt.Sprintf(", %s not read", plural(len(r.Problems), "document"))
+	}
+	suppressed := ""
+	if len(r.Suppressed) > 0 {
+		suppressed = fmt.Sprintf(", %d suppressed", len(r.Suppressed))
 	}
 	if len(r.Findings) == 0 {
-		fmt.Fprintf(&b, "%s: no findings\n", scope)
+		fmt.Fprintf(&b, "%s: no findings%s\n", scope, suppressed)
 	} else {
 		verdict := "pass"
 		if r.Failed() {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(&b, "%s: %s (%d error, %d warning, %d info); --fail-on %s: %s\n",
-			scope, plural(len(r.Findings), "finding"), counts[Error], counts[Warning], counts[Info], r.FailOn, verdict)
-		b.WriteString("Explain a rule: probegate lint --explain <ID>\n")
+		fmt.Fprintf(&b, "%s: %s (%d error, %d warning, %d info%s); --fail-on %s: %s\n",
+			scope, plural(len(r.Findings), "finding"), counts[Error], counts[Warning], counts[Info], suppressed, r.FailOn, verdict)
+		b.WriteString("Explain a rule: probegate lint --explain <ID>; silence one: --disable <ID> or annotation " + AnnotationIgnore + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

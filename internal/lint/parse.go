@@ -59,39 +59,59 @@ func isSeparator(line []byte) bool {
 	return len(line) == 3 || line[3] == ' ' || line[3] == '\t'
 }
 
-// parseInto decodes every document of file into inv.
-func parseInto(inv *Inventory, file string, data []byte) error {
+// parseInto decodes every document of file into inv. A document that cannot be read is recorded in
+// inv.Problems and the next one is read: one bad document never hides the findings of the others.
+func parseInto(inv *Inventory, file string, data []byte) {
 	for _, d := range splitDocuments(data) {
-		var top yaml.Node
-		if err := yaml.Unmarshal(d.text, &top); err != nil {
-			return yamlError(file, d.firstLine, err)
-		}
-		if top.Kind == 0 || len(top.Content) == 0 {
-			continue // only comments or blank lines
-		}
-		root := top.Content[0]
-		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-			continue
-		}
-		pos := Position{File: file, Line: d.firstLine + root.Line - 1}
-		if err := duplicateKey(root, file, d.firstLine-1); err != nil {
-			return err
-		}
-		if root.Kind != yaml.MappingNode {
-			return &InputError{Pos: pos, Msg: "document is not a Kubernetes object (expected a mapping with apiVersion and kind)"}
-		}
-		doc := &docNode{root: root, firstLine: d.firstLine}
-		if err := decodeObject(inv, doc, pos, d.text); err != nil {
-			return err
+		if err := parseDocument(inv, file, d); err != nil {
+			inv.Problems = append(inv.Problems, helmHint(err, d))
 		}
 	}
-	return nil
+}
+
+// parseDocument decodes one document into inv.
+func parseDocument(inv *Inventory, file string, d document) *InputError {
+	var top yaml.Node
+	if err := yaml.Unmarshal(d.text, &top); err != nil {
+		return yamlError(file, d.firstLine, err)
+	}
+	if top.Kind == 0 || len(top.Content) == 0 {
+		return nil // only comments or blank lines
+	}
+	root := top.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil
+	}
+	pos := Position{File: file, Line: d.firstLine + root.Line - 1}
+	if err := duplicateKey(root, file, d.firstLine-1); err != nil {
+		return err
+	}
+	if root.Kind != yaml.MappingNode {
+		return &InputError{Pos: pos, Msg: "document is not a Kubernetes object (expected a mapping with apiVersion and kind)"}
+	}
+	doc := &docNode{root: root, firstLine: d.firstLine}
+	return decodeObject(inv, doc, pos, d.text)
+}
+
+// helmDirective matches a Go template action where YAML expects a key or a value: "{{ .Values.x }}",
+// "{{- if …}}", "{{ include … }}".
+var helmDirective = regexp.MustCompile(`(?m)^\s*(-\s+)?([\w.-]+:\s*)?["']?\{\{-?\s*(\.|if|else|end|range|with|include|template|define|toYaml|tpl|\$)`)
+
+// helmHint rewrites the error of a document that holds template actions, at the first action's
+// line: the file is a Helm chart template (or another text template) that has not been rendered.
+func helmHint(err *InputError, d document) *InputError {
+	loc := helmDirective.FindIndex(d.text)
+	if loc == nil {
+		return err
+	}
+	line := d.firstLine + bytes.Count(d.text[:loc[0]], []byte("\n"))
+	return &InputError{Pos: Position{File: err.Pos.File, Line: line}, Msg: "looks like an unrendered Helm template ({{ … }} actions): run helm template first and lint its output"}
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
 // yamlError turns a YAML syntax error into an InputError at its line in the file.
-func yamlError(file string, firstLine int, err error) error {
+func yamlError(file string, firstLine int, err error) *InputError {
 	msg := err.Error()
 	pos := Position{File: file, Line: firstLine}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
@@ -106,7 +126,7 @@ func yamlError(file string, firstLine int, err error) error {
 
 // duplicateKey finds a mapping key given twice, which YAML decoders silently resolve to the last
 // value. offset turns document lines into file lines.
-func duplicateKey(n *yaml.Node, file string, offset int) error {
+func duplicateKey(n *yaml.Node, file string, offset int) *InputError {
 	if n.Kind == yaml.MappingNode {
 		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -151,10 +171,14 @@ var podTemplateKinds = map[string]struct {
 	"Pod":         {"v1", []any{"spec"}},
 }
 
-const readKinds = "Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod, Service and List"
+// strictGroups are the API versions whose kinds lint knows: an unknown kind there is a typo, not a
+// custom resource.
+var strictGroups = map[string]bool{"apps/v1": true, "batch/v1": true}
 
-// decodeObject decodes one object (raw is its YAML or JSON text) into inv.
-func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) error {
+// decodeObject decodes one object (raw is its YAML or JSON text) into inv. Kinds lint does not know
+// are workloads when they carry a pod template (Argo Rollouts, Knative Services, old apiVersions),
+// and are otherwise skipped and counted.
+func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) *InputError {
 	var tm metav1.TypeMeta
 	if err := sigsyaml.Unmarshal(raw, &tm); err != nil {
 		return decodeError(doc, pos, err)
@@ -166,9 +190,7 @@ func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) error 
 		return &InputError{Pos: pos, Msg: fmt.Sprintf("%s has no apiVersion", tm.Kind)}
 	}
 	if skippedKinds[tm.Kind] {
-		var m metav1.PartialObjectMetadata
-		_ = sigsyaml.Unmarshal(raw, &m)
-		inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: m.Name, Pos: pos})
+		inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: objectName(raw), Pos: pos})
 		return nil
 	}
 	switch tm.Kind {
@@ -188,26 +210,115 @@ func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) error 
 		inv.Services = append(inv.Services, &Service{Name: svc.Name, Namespace: svc.Namespace, Spec: svc.Spec, Pos: pos, doc: doc})
 		return nil
 	}
-	kind, ok := podTemplateKinds[tm.Kind]
-	if !ok {
-		return &InputError{Pos: pos, Msg: fmt.Sprintf("unknown kind %q (apiVersion %s): lint reads %s", tm.Kind, tm.APIVersion, readKinds)}
+	var shape objectShape
+	if err := sigsyaml.Unmarshal(raw, &shape); err != nil {
+		return decodeError(doc, pos, err)
 	}
-	if tm.APIVersion != kind.apiVersion {
+	var (
+		w   *Workload
+		err error
+	)
+	kind, known := podTemplateKinds[tm.Kind]
+	podPath := kind.podPath
+	switch {
+	case known && tm.APIVersion == kind.apiVersion:
+		w, err = decodeWorkload(tm.Kind, raw)
+	case shape.podPath() != nil:
+		podPath = shape.podPath()
+		w, err = decodeGenericWorkload(tm.Kind, shape)
+	case known:
 		return unsupportedVersion(pos, tm)
+	case strictGroups[tm.APIVersion]:
+		return &InputError{Pos: pos, Msg: fmt.Sprintf("unknown kind %q in %s", tm.Kind, tm.APIVersion)}
+	default:
+		inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: objectName(raw), Pos: pos, Unknown: true})
+		return nil
 	}
-	w, err := decodeWorkload(tm.Kind, raw)
 	if err != nil {
 		return decodeError(doc, pos, err)
 	}
 	if w.Name == "" {
 		return &InputError{Pos: pos, Msg: fmt.Sprintf("%s has no metadata.name", tm.Kind)}
 	}
-	w.Pos, w.doc, w.podPath = pos, doc, kind.podPath
+	w.Pos, w.doc, w.podPath = pos, doc, podPath
+	shape.apply(w)
 	inv.Workloads = append(inv.Workloads, w)
 	return nil
 }
 
-func unsupportedVersion(pos Position, tm metav1.TypeMeta) error {
+// objectName reads metadata.name, or "".
+func objectName(raw []byte) string {
+	var m metav1.PartialObjectMetadata
+	_ = sigsyaml.Unmarshal(raw, &m)
+	return m.Name
+}
+
+// objectShape is what lint reads of any object besides its pod spec: the pod template, wherever the
+// kind keeps it, and the fields that say how its pods are replaced.
+type objectShape struct {
+	Metadata metav1.ObjectMeta `json:"metadata"`
+	Spec     struct {
+		Replicas    *int32                `json:"replicas"`
+		ServiceName string                `json:"serviceName"`
+		Strategy    struct{ Type string } `json:"strategy"`
+		Template    *json.RawMessage      `json:"template"`
+		JobTemplate *struct {
+			Spec struct {
+				Template *json.RawMessage `json:"template"`
+			} `json:"spec"`
+		} `json:"jobTemplate"`
+	} `json:"spec"`
+}
+
+// template returns the raw pod template and whether it sits under a job template.
+func (s *objectShape) template() (raw *json.RawMessage, job bool) {
+	if s.Spec.JobTemplate != nil && s.Spec.JobTemplate.Spec.Template != nil {
+		return s.Spec.JobTemplate.Spec.Template, true
+	}
+	return s.Spec.Template, false
+}
+
+// podPath is the path from the document root to the pod spec, or nil when the object has no pod
+// template with containers.
+func (s *objectShape) podPath() []any {
+	raw, job := s.template()
+	if raw == nil {
+		return nil
+	}
+	var t struct {
+		Spec *struct {
+			Containers []json.RawMessage `json:"containers"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal(*raw, &t) != nil || t.Spec == nil || t.Spec.Containers == nil {
+		return nil
+	}
+	if job {
+		return []any{"spec", "jobTemplate", "spec", "template", "spec"}
+	}
+	return []any{"spec", "template", "spec"}
+}
+
+// apply copies the replacement fields onto w.
+func (s *objectShape) apply(w *Workload) {
+	w.Replicas = s.Spec.Replicas
+	w.ServiceName = s.Spec.ServiceName
+	w.Recreate = s.Spec.Strategy.Type == "Recreate"
+	_, job := s.template()
+	w.RunsToCompletion = job || w.Kind == "Job" || w.Kind == "CronJob"
+}
+
+// decodeGenericWorkload builds a workload of a kind lint has no type for from its pod template.
+func decodeGenericWorkload(kind string, s objectShape) (*Workload, error) {
+	raw, _ := s.template()
+	var template corev1.PodTemplateSpec
+	if err := json.Unmarshal(*raw, &template); err != nil {
+		return nil, err
+	}
+	return newWorkload(kind, s.Metadata, template), nil
+}
+
+func unsupportedVersion(pos Position, tm metav1.TypeMeta) *InputError {
 	want := "v1"
 	if k, ok := podTemplateKinds[tm.Kind]; ok {
 		want = k.apiVersion
@@ -292,7 +403,7 @@ func newWorkload(kind string, meta metav1.ObjectMeta, template corev1.PodTemplat
 }
 
 // decodeList decodes each item of a v1 List (what `kubectl get -o yaml` prints).
-func decodeList(inv *Inventory, doc *docNode, pos Position, raw []byte) error {
+func decodeList(inv *Inventory, doc *docNode, pos Position, raw []byte) *InputError {
 	var list struct {
 		Items []json.RawMessage `json:"items"`
 	}
@@ -306,7 +417,7 @@ func decodeList(inv *Inventory, doc *docNode, pos Position, raw []byte) error {
 		}
 		itemPos := doc.position(pos, []any{"items", i})
 		if err := decodeObject(inv, itemDoc, itemPos, item); err != nil {
-			return err
+			inv.Problems = append(inv.Problems, err)
 		}
 	}
 	return nil
@@ -346,7 +457,7 @@ var jsonTypeError = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct fi
 // decodeError turns a decoding error into an InputError. A JSON type error names a field path
 // without indexes; the YAML tree is searched for a node on that path of the offending type so the
 // error points at its line.
-func decodeError(doc *docNode, pos Position, err error) error {
+func decodeError(doc *docNode, pos Position, err error) *InputError {
 	msg := err.Error()
 	if m := jsonTypeError.FindStringSubmatch(msg); m != nil {
 		if line := findTyped(doc.root, strings.Split(m[2], "."), m[1]); line > 0 {

@@ -132,11 +132,11 @@ func TestParseBadInput(t *testing.T) {
 		name, in, want string
 	}{
 		{"syntax", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\nmetadata:\n  name: x\n   bad: indent\n", "f.yaml:7: invalid YAML"},
-		{"unknown kind", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\n\napiVersion: apps/v1\nkind: Deploymnet\nmetadata: {name: x}\n", `f.yaml:6: unknown kind "Deploymnet"`},
-		{"custom resource", "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: x}\n", `f.yaml:1: unknown kind "Rollout"`},
+		{"unknown kind", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\n\napiVersion: apps/v1\nkind: Deploymnet\nmetadata: {name: x}\n", `f.yaml:6: unknown kind "Deploymnet" in apps/v1`},
+		{"unrendered helm", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"x.fullname\" . }}\n", "f.yaml:4: looks like an unrendered Helm template"},
 		{"no kind", "apiVersion: v1\nmetadata: {name: x}\n", "f.yaml:1: object has no kind"},
 		{"no apiVersion", "kind: Pod\nmetadata: {name: x}\n", "f.yaml:1: Pod has no apiVersion"},
-		{"old apiVersion", "apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: x}\n", `f.yaml:1: unsupported apiVersion "extensions/v1beta1" for Deployment`},
+		{"old apiVersion without template", "apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: x}\n", `f.yaml:1: unsupported apiVersion "extensions/v1beta1" for Deployment`},
 		{"not a mapping", "- a\n- b\n", "f.yaml:1: document is not a Kubernetes object"},
 		{"no name", "apiVersion: v1\nkind: Pod\nspec: {}\n", "f.yaml:1: Pod has no metadata.name"},
 		{"wrong type", `apiVersion: apps/v1
@@ -205,14 +205,92 @@ func TestLoadPaths(t *testing.T) {
 		t.Fatalf("stdin: %v, %+v", err, inv)
 	}
 
-	for _, bad := range [][]string{{filepath.Join(dir, "missing.yaml")}, {t.TempDir()}, nil} {
-		_, err := LoadPaths(bad, nil)
-		if err == nil || !IsInputError(err) {
-			t.Errorf("LoadPaths(%v) = %v, want an InputError", bad, err)
-		}
+	if _, err := LoadPaths(nil, nil); err == nil || !IsInputError(err) {
+		t.Errorf("LoadPaths(nil) = %v, want an InputError", err)
 	}
-	_, err = LoadPaths([]string{filepath.Join(dir, "missing.yaml")}, nil)
-	if want := filepath.Join(dir, "missing.yaml") + ": no such file or directory"; err == nil || err.Error() != want {
-		t.Errorf("missing file: %v, want %q", err, want)
+	// A missing file or an empty directory is a problem of its own: the other paths are still read.
+	missing := filepath.Join(dir, "missing.yaml")
+	inv, err = LoadPaths([]string{missing, t.TempDir(), filepath.Join(dir, "a.yaml")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Services) != 1 || len(inv.Problems) != 2 {
+		t.Fatalf("services %d, problems %v; want a.yaml read and two problems", len(inv.Services), inv.Problems)
+	}
+	if want := missing + ": no such file or directory"; inv.Problems[0].Error() != want {
+		t.Errorf("missing file: %v, want %q", inv.Problems[0], want)
+	}
+}
+
+// TestParseKeepsGoing: unknown kinds are skipped and counted, anything with a pod template is a
+// workload whatever its kind, and a broken document hides nothing after it. (The patterns come from
+// real install manifests: webhook configurations and an APIService beside the Deployment, as in
+// ingress-nginx, gatekeeper and metrics-server; Argo Rollouts' Rollout kind; a Helm chart template.)
+func TestParseKeepsGoing(t *testing.T) {
+	in := `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: hook}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: canary}
+spec:
+  replicas: 4
+  strategy: {canary: {}}
+  template:
+    metadata: {labels: {app: canary}}
+    spec:
+      containers:
+      - name: app
+        image: app:1
+        readinessProbe: {httpGet: {path: /ready, port: 8080}}
+---
+metadata:
+  name: {{ .Release.Name }}
+---
+apiVersion: extensions/v1beta1
+kind: Deployment
+metadata: {name: legacy}
+spec:
+  template:
+    spec:
+      containers: [{name: legacy, image: legacy:1}]
+---
+apiVersion: example.test/v1
+kind: CronWidget
+metadata: {name: cw}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers: [{name: job, image: job:1}]
+`
+	inv, err := Parse("k.yaml", []byte(in))
+	if err == nil || !strings.Contains(err.Error(), "k.yaml:20: looks like an unrendered Helm template") {
+		t.Errorf("error %v, want the Helm template at line 20", err)
+	}
+	if len(inv.Problems) != 1 {
+		t.Errorf("problems %v, want one", inv.Problems)
+	}
+	if inv.UnknownKinds() != 1 || inv.Skipped[0].Kind != "ValidatingWebhookConfiguration" {
+		t.Errorf("skipped %+v, want the webhook configuration as unknown", inv.Skipped)
+	}
+	var refs []string
+	for _, w := range inv.Workloads {
+		refs = append(refs, w.Ref())
+	}
+	if strings.Join(refs, " ") != "rollout/canary deployment/legacy cronwidget/cw" {
+		t.Fatalf("workloads %v", refs)
+	}
+	ro := inv.Workloads[0]
+	if ro.Replicas == nil || *ro.Replicas != 4 || ro.Containers()[0].ReadinessProbe == nil {
+		t.Errorf("rollout decoded as %+v", ro)
+	}
+	if got := ro.AtContainer(ro.Containers()[0], "readinessProbe").Line; got != 17 {
+		t.Errorf("rollout readinessProbe at line %d, want 17", got)
+	}
+	if cw := inv.Workloads[2]; !cw.RunsToCompletion || cw.AtContainer(cw.Containers()[0]).Line != 38 {
+		t.Errorf("job-template kind: runsToCompletion %v, container at line %d", cw.RunsToCompletion, cw.AtContainer(cw.Containers()[0]).Line)
 	}
 }

@@ -46,25 +46,26 @@ type Timing struct {
 }
 
 // timingOf reads p's schedule, defaulting unset fields as the API server does (period 10s,
-// timeout 1s, failureThreshold 3, successThreshold 1).
+// timeout 1s, failureThreshold 3, successThreshold 1); negative values, which the API server
+// rejects (PG016), read as unset.
 func timingOf(p *corev1.Probe) Timing {
 	t := Timing{
-		InitialDelay: seconds(p.InitialDelaySeconds),
+		InitialDelay: seconds(max(p.InitialDelaySeconds, 0)),
 		Period:       seconds(p.PeriodSeconds),
 		Timeout:      seconds(p.TimeoutSeconds),
 		Failure:      p.FailureThreshold,
 		Success:      p.SuccessThreshold,
 	}
-	if t.Period == 0 {
+	if t.Period <= 0 {
 		t.Period = 10 * time.Second
 	}
-	if t.Timeout == 0 {
+	if t.Timeout <= 0 {
 		t.Timeout = time.Second
 	}
-	if t.Failure == 0 {
+	if t.Failure <= 0 {
 		t.Failure = 3
 	}
-	if t.Success == 0 {
+	if t.Success <= 0 {
 		t.Success = 1
 	}
 	return t
@@ -110,9 +111,32 @@ func fmtDur(d time.Duration) string {
 }
 
 // handlersEqual reports whether two probes run the same check, treating unset HTTP scheme and path
-// as their defaults.
+// as their defaults and ignoring HTTP headers: a header does not give the server another handler
+// unless the application branches on it, which the manifest cannot show.
 func handlersEqual(a, b *corev1.Probe) bool {
 	return reflect.DeepEqual(normalHandler(a.ProbeHandler), normalHandler(b.ProbeHandler))
+}
+
+// headersDiffer reports whether two HTTP probes send different headers.
+func headersDiffer(a, b *corev1.Probe) bool {
+	if a.HTTPGet == nil || b.HTTPGet == nil {
+		return false
+	}
+	return len(a.HTTPGet.HTTPHeaders)+len(b.HTTPGet.HTTPHeaders) > 0 && !reflect.DeepEqual(a.HTTPGet.HTTPHeaders, b.HTTPGet.HTTPHeaders)
+}
+
+// failureThresholdAbove is the smallest failureThreshold that makes a probe with period p wait at
+// least d before its failureThreshold-th consecutive failure: (F−1)·P ≥ d.
+func failureThresholdAbove(p, d time.Duration) int32 {
+	if p <= 0 {
+		return 1
+	}
+	return int32((d+p-1)/p) + 1
+}
+
+// seconds32 prints a duration as whole seconds, rounded up, for a manifest field.
+func seconds32(d time.Duration) int {
+	return int((d + time.Second - 1) / time.Second)
 }
 
 func normalHandler(h corev1.ProbeHandler) corev1.ProbeHandler {
@@ -124,9 +148,7 @@ func normalHandler(h corev1.ProbeHandler) corev1.ProbeHandler {
 		if g.Path == "" {
 			g.Path = "/"
 		}
-		if len(g.HTTPHeaders) == 0 {
-			g.HTTPHeaders = nil
-		}
+		g.HTTPHeaders = nil
 		h.HTTPGet = &g
 	}
 	return h
@@ -168,4 +190,18 @@ func httpPath(p *corev1.Probe) string {
 		path = "/"
 	}
 	return path
+}
+
+// hasHandler reports whether p names exactly one check (the API server rejects anything else).
+func hasHandler(p *corev1.Probe) bool { return handlerCount(p) == 1 }
+
+// handlerCount counts the handlers p sets: httpGet, tcpSocket, grpc, exec.
+func handlerCount(p *corev1.Probe) int {
+	n := 0
+	for _, set := range []bool{p.HTTPGet != nil, p.TCPSocket != nil, p.GRPC != nil, p.Exec != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
 }

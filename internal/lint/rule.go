@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Rule is one check. Each rule lives in its own file (rule_<name>.go) and registers itself.
@@ -18,6 +19,9 @@ type Rule struct {
 	// confirm in ConfirmNote.
 	Scenario    string
 	ConfirmNote string
+	// Restates lists rules whose finding on the same container and probe says nothing this rule's
+	// finding does not: they are dropped when this rule fires.
+	Restates []string
 	// Check inspects one workload (with the whole inventory in ctx) and returns its findings.
 	Check func(ctx *Context, w *Workload) []Finding
 }
@@ -60,7 +64,8 @@ func RuleByID(id string) (*Rule, bool) {
 	return nil, false
 }
 
-// finding starts a finding of r about workload w at pos, with r's default severity.
+// finding starts a finding of r about workload w at pos, with r's default severity. The rule adds
+// the computed fix (and the probe, when the finding is about one).
 func (r *Rule) finding(ctx *Context, w *Workload, pos Position, container, format string, args ...any) Finding {
 	return Finding{
 		RuleID:    r.ID,
@@ -73,4 +78,13 @@ func (r *Rule) finding(ctx *Context, w *Workload, pos Position, container, forma
 		Pos:       pos,
 		Confirm:   ctx.confirm(r, w),
 	}
+}
+
+// ruleID resolves a rule ID or name to the rule's ID.
+func ruleID(s string) (string, bool) {
+	r, ok := RuleByID(strings.TrimSpace(s))
+	if !ok {
+		return "", false
+	}
+	return r.ID, true
 }

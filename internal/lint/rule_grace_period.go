@@ -29,10 +29,12 @@ func checkGracePeriod(ctx *Context, w *Workload) []Finding {
 	grace := gracePeriod(&w.Pod)
 	var out []Finding
 	for _, c := range w.Containers() {
-		withdrawal, hasPreStop, _ := preStopDelay(c)
+		withdrawal, hasPreStop, known := preStopDelay(c)
 		source := "preStop"
 		if hasWithdrawal {
 			withdrawal, source = annWithdrawal, "withdrawal"
+		} else if hasPreStop && !known {
+			hasPreStop = false // a hook whose duration lint cannot read says nothing about the need
 		}
 		if !hasPreStop && !hasWithdrawal && !hasDrain && !hasCleanup {
 			continue // nothing declared to compare the grace period with
@@ -49,9 +51,12 @@ func checkGracePeriod(ctx *Context, w *Workload) []Finding {
 		if hasCleanup {
 			sum += " + cleanup " + fmtDur(cleanup)
 		}
-		out = append(out, r.finding(ctx, w, pos, c.Name,
+		f := r.finding(ctx, w, pos, c.Name,
 			"container %q: terminationGracePeriodSeconds %s < %s + margin %s = %s: SIGKILL lands mid-drain",
-			c.Name, fmtDur(grace), sum, fmtDur(ctx.Config.GraceMargin), fmtDur(need)))
+			c.Name, fmtDur(grace), sum, fmtDur(ctx.Config.GraceMargin), fmtDur(need))
+		f.Fix = fmt.Sprintf("set terminationGracePeriodSeconds ≥ %d (%s), or shorten the %s and bound the drain in the application",
+			seconds32(need), sum+" + margin "+fmtDur(ctx.Config.GraceMargin), source)
+		out = append(out, f)
 	}
 	return out
 }

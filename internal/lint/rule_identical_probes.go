@@ -1,5 +1,7 @@
 package lint
 
+import "fmt"
+
 func init() {
 	register(&Rule{
 		ID:       "PG001",
@@ -11,35 +13,50 @@ func init() {
 			"is shallow and never withdraws an instance whose database is slow, or liveness is deep and a slow " +
 			"shared dependency fails every replica's liveness at once, restarting them all into the outage. With " +
 			"identical thresholds too, the pod is withdrawn and killed at the same moment, so readiness never " +
-			"gets the chance to shield users from the restart.",
+			"gets the chance to shield users from the restart. Probes that differ only in HTTP headers count as " +
+			"the same check.",
 		Fix: "Give liveness its own shallow endpoint that only checks the process can make progress (a " +
 			"heartbeat of the main loop) and let readiness check startup, draining, dependency budget and " +
 			"saturation; make liveness slower to fire (longer period, higher failureThreshold) than readiness.",
 		Scenario: "db-slowness",
+		Restates: []string{"PG002"},
 		Check:    checkIdenticalProbes,
 	})
 }
 
 func checkIdenticalProbes(ctx *Context, w *Workload) []Finding {
 	r, _ := RuleByID("PG001")
+	prop := ctx.propagation(w)
 	var out []Finding
 	for _, c := range w.Containers() {
 		live, ready := c.LivenessProbe, c.ReadinessProbe
-		if live == nil || ready == nil || !handlersEqual(live, ready) {
+		if live == nil || ready == nil || !hasHandler(live) || !handlersEqual(live, ready) {
 			continue
+		}
+		if len(servedRoutes(ctx, w, c)) == 0 {
+			continue // readiness moves no traffic: nothing to withdraw before a restart
 		}
 		pos := w.AtContainer(c, Liveness.field())
 		lt, rt := timingOf(live), timingOf(ready)
-		if lt == rt {
-			out = append(out, r.finding(ctx, w, pos, c.Name,
-				"container %q: liveness and readiness are identical (%s, %s): a failure that withdraws the pod restarts it in the same instant",
-				c.Name, describeHandler(live), lt.schedule()))
-			continue
+		headers := ""
+		if headersDiffer(live, ready) {
+			headers = ", differing only in HTTP headers"
 		}
-		f := r.finding(ctx, w, pos, c.Name,
-			"container %q: liveness and readiness call the same check %s (different thresholds): whatever withdraws the pod also restarts it",
-			c.Name, describeHandler(live))
-		f.Severity = Warning
+		var f Finding
+		if lt == rt {
+			f = r.finding(ctx, w, pos, c.Name,
+				"container %q: liveness and readiness are identical (%s, %s%s): a failure that withdraws the pod restarts it in the same instant",
+				c.Name, describeHandler(live), lt.schedule(), headers)
+		} else {
+			f = r.finding(ctx, w, pos, c.Name,
+				"container %q: liveness and readiness call the same check %s (different thresholds%s): whatever withdraws the pod also restarts it",
+				c.Name, describeHandler(live), headers)
+			f.Severity = Warning
+		}
+		f.Probe = string(Liveness)
+		withdrawn := rt.DetectionWindow().Latest + prop
+		f.Fix = fmt.Sprintf("point liveness at its own shallow endpoint (a main-loop heartbeat, not %s) and set liveness failureThreshold ≥ %d at periodSeconds %d, so (F−1)·P waits past readiness's worst withdrawal %s (%s + %s propagation)",
+			describeHandler(live), failureThresholdAbove(lt.Period, withdrawn), seconds32(lt.Period), fmtDur(withdrawn), fmtDur(rt.DetectionWindow().Latest), fmtDur(prop))
 		out = append(out, f)
 	}
 	return out

@@ -1,5 +1,7 @@
 package lint
 
+import "fmt"
+
 func init() {
 	register(&Rule{
 		ID:       "PG002",
@@ -29,6 +31,9 @@ func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 		if c.LivenessProbe == nil || c.ReadinessProbe == nil {
 			continue
 		}
+		if len(servedRoutes(ctx, w, c)) == 0 {
+			continue // readiness moves no traffic: nothing to withdraw before a restart
+		}
 		lw := timingOf(c.LivenessProbe).DetectionWindow()
 		rw := timingOf(c.ReadinessProbe).DetectionWindow()
 		withdrawn := rw.Latest + lag + prop
@@ -39,9 +44,14 @@ func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 		if hasLag {
 			extra = "+" + fmtDur(lag) + " app lag " + extra
 		}
-		out = append(out, r.finding(ctx, w, w.AtContainer(c, Liveness.field()), c.Name,
+		lt := timingOf(c.LivenessProbe)
+		f := r.finding(ctx, w, w.AtContainer(c, Liveness.field()), c.Name,
 			"container %q: liveness can fire %s after a stall starts, before readiness has withdrawn it (at worst %s %s = %s): liveness window %s, readiness window %s",
-			c.Name, fmtDur(lw.Earliest), fmtDur(rw.Latest), extra, fmtDur(withdrawn), lw, rw))
+			c.Name, fmtDur(lw.Earliest), fmtDur(rw.Latest), extra, fmtDur(withdrawn), lw, rw)
+		f.Probe = string(Liveness)
+		f.Fix = fmt.Sprintf("set liveness failureThreshold ≥ %d (now %d) at periodSeconds %d, so (F−1)·P is at least the %s readiness withdrawal",
+			failureThresholdAbove(lt.Period, withdrawn), lt.Failure, seconds32(lt.Period), fmtDur(withdrawn))
+		out = append(out, f)
 	}
 	return out
 }

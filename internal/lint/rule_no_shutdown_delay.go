@@ -1,5 +1,10 @@
 package lint
 
+import (
+	"fmt"
+	"time"
+)
+
 func init() {
 	register(&Rule{
 		ID:       "PG009",
@@ -10,7 +15,9 @@ func init() {
 			"and race: kube-proxy on every node, and any ingress or load balancer, needs about a second or " +
 			"more to stop routing to the pod. A process that exits (or stops accepting) on SIGTERM right away " +
 			"refuses the requests that are still routed to it in that window, so every rollout, scale-down " +
-			"and node drain costs failed requests.",
+			"and node drain costs failed requests. Only containers a Service routes user traffic to are checked " +
+			"(metrics ports and a StatefulSet's headless peer Service do not count), and not single-replica " +
+			"StatefulSets or Recreate Deployments, whose old pod stops before a new one could take over.",
 		Fix: "Add a preStop hook that waits for withdrawal (the native `sleep` action, a few seconds above the " +
 			"measured propagation), or keep serving for a withdrawal delay after SIGTERM in the application " +
 			"and declare it with annotation " + AnnotationWithdrawal + ".",
@@ -19,10 +26,20 @@ func init() {
 	})
 }
 
+// withdrawalSleep is the preStop sleep proposed when none is declared: propagation plus slack for
+// ingress controllers and load balancers that watch endpoints more slowly than kube-proxy.
+func withdrawalSleep(prop time.Duration) time.Duration {
+	d := prop + 3*time.Second
+	if d < 5*time.Second {
+		d = 5 * time.Second
+	}
+	return d
+}
+
 func checkNoShutdownDelay(ctx *Context, w *Workload) []Finding {
 	r, _ := RuleByID("PG009")
-	if !serves(ctx, w) {
-		return nil
+	if w.Recreate || w.Kind == "StatefulSet" && (w.Replicas == nil || *w.Replicas <= 1) {
+		return nil // the old pod stops before a new one exists: there is nowhere to move traffic to
 	}
 	withdrawal, hasWithdrawal, err := declared(w, AnnotationWithdrawal)
 	if err != nil || hasWithdrawal && withdrawal > 0 {
@@ -30,15 +47,26 @@ func checkNoShutdownDelay(ctx *Context, w *Workload) []Finding {
 	}
 	var out []Finding
 	for _, c := range w.Containers() {
-		if _, has, _ := preStopDelay(c); has || len(c.Ports) == 0 && c.ReadinessProbe == nil {
-			continue // has a hook, or is not a serving container (no ports, no readiness)
+		if _, has, _ := preStopDelay(c); has {
+			continue
+		}
+		routes := servedRoutes(ctx, w, c)
+		if len(routes) == 0 {
+			continue // no Service sends it user traffic
 		}
 		what := "no preStop hook and no " + AnnotationWithdrawal + " annotation"
 		if hasWithdrawal {
 			what = "no preStop hook and " + AnnotationWithdrawal + " is 0"
 		}
-		out = append(out, r.finding(ctx, w, w.AtContainer(c), c.Name,
-			"container %q: %s: it may stop serving while traffic is still routed to it", c.Name, what))
+		f := r.finding(ctx, w, w.AtContainer(c), c.Name,
+			"container %q: %s, though %s routes to it: it may stop serving while traffic is still routed to it", c.Name, what, routes[0])
+		sleep := withdrawalSleep(ctx.propagation(w))
+		f.Fix = fmt.Sprintf("add to container %q: lifecycle: {preStop: {sleep: {seconds: %d}}} (propagation %s + slack), or keep serving %s after SIGTERM in the app and declare %s: \"%d\"",
+			c.Name, seconds32(sleep), fmtDur(ctx.propagation(w)), fmtDur(sleep), AnnotationWithdrawal, seconds32(sleep))
+		if grace := gracePeriod(&w.Pod); grace < sleep+ctx.Config.GraceMargin {
+			f.Fix += fmt.Sprintf("; raise terminationGracePeriodSeconds from %d to ≥ %d", seconds32(grace), seconds32(sleep+ctx.Config.GraceMargin))
+		}
+		out = append(out, f)
 	}
 	return out
 }

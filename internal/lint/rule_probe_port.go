@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"fmt"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -14,9 +15,9 @@ func init() {
 		Summary:  "a probe targets a port the container does not declare",
 		Explanation: "A named probe port that no containerPort carries can never be resolved, so the probe " +
 			"fails on every attempt: readiness never passes (the rollout hangs) or liveness restarts the " +
-			"container forever. A numeric port the container does not declare usually means a typo or a port " +
-			"changed in one place only (an admin port, the old listener), so the probe checks something other " +
-			"than what serves traffic.",
+			"container forever. A numeric port that another container of the pod declares means the probe checks " +
+			"that container's listener (a sidecar's), so this container's failures go unseen. A numeric port " +
+			"nobody declares is not flagged: the kubelet probes the pod IP, and declaring it changes nothing.",
 		Fix: "Probe a port listed in the container's ports, by name where possible, so the probe and the " +
 			"listener change together.",
 		Scenario: "cold-start",
@@ -50,13 +51,27 @@ func checkProbePort(ctx *Context, w *Workload) []Finding {
 					f := r.finding(ctx, w, pos, c.Name, "container %q: %s probe uses port name %q, which no containerPort declares: the probe can never succeed",
 						c.Name, kind, port.StrVal)
 					f.Severity = Error
+					f.Probe = string(kind)
+					f.Fix = fmt.Sprintf("name one of container %q's ports %q (declared: %s), or probe a declared port by name", c.Name, port.StrVal, declaredPorts(c))
 					out = append(out, f)
 				}
 				continue
 			}
-			if !hasPortNumber(c, port.IntVal) {
-				out = append(out, r.finding(ctx, w, pos, c.Name, "container %q: %s probe uses port %d, which the container does not declare (declared: %s)",
-					c.Name, kind, port.IntVal, declaredPorts(c)))
+			// A number the container does not declare is fine (the kubelet probes the pod IP); a number
+			// another container of the pod declares is that container's listener.
+			if hasPortNumber(c, port.IntVal) {
+				continue
+			}
+			for _, o := range w.Containers() {
+				if o.Container == c.Container || !hasPortNumber(o, port.IntVal) {
+					continue
+				}
+				f := r.finding(ctx, w, pos, c.Name, "container %q: %s probe checks port %d, which container %q declares: it probes the other container's listener, not this one",
+					c.Name, kind, port.IntVal, o.Name)
+				f.Probe = string(kind)
+				f.Fix = fmt.Sprintf("probe a port container %q listens on (declared: %s), or move the probe to container %q", c.Name, declaredPorts(c), o.Name)
+				out = append(out, f)
+				break
 			}
 		}
 	}

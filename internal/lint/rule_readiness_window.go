@@ -1,5 +1,10 @@
 package lint
 
+import (
+	"fmt"
+	"time"
+)
+
 func init() {
 	register(&Rule{
 		ID:       "PG007",
@@ -9,7 +14,9 @@ func init() {
 		Explanation: "Readiness withdraws an instance at worst failureThreshold × periodSeconds + timeoutSeconds " +
 			"after it stops being able to serve, plus propagation to the EndpointSlice and kube-proxy. Until " +
 			"then, every request routed to it waits for a timeout or fails. The API defaults (period 10 s, " +
-			"threshold 3, timeout 1 s) give 31 s, long enough for users to notice and retries to pile up.",
+			"threshold 3, timeout 1 s) give 31 s; the limit (--max-readiness-window, default 60 s) leaves such " +
+			"tuning choices alone and flags windows where a broken instance keeps its share of traffic for " +
+			"over a minute, which every request-level SLO notices.",
 		Fix: "Use a short readiness period and a low failure threshold (for example periodSeconds 3–5, " +
 			"failureThreshold 2, timeoutSeconds 2); keep the endpoint cheap so probing often costs little, " +
 			"and add hysteresis in the application rather than in a long threshold.",
@@ -30,9 +37,21 @@ func checkReadinessWindow(ctx *Context, w *Workload) []Finding {
 		if win.Latest <= ctx.Config.MaxReadinessWindow {
 			continue
 		}
-		out = append(out, r.finding(ctx, w, w.AtContainer(c, Readiness.field()), c.Name,
+		f := r.finding(ctx, w, w.AtContainer(c, Readiness.field()), c.Name,
 			"container %q: readiness withdraws a failing instance only after up to %s (%s), above the limit %s",
-			c.Name, fmtDur(win.Latest), t.schedule(), fmtDur(ctx.Config.MaxReadinessWindow)))
+			c.Name, fmtDur(win.Latest), t.schedule(), fmtDur(ctx.Config.MaxReadinessWindow))
+		f.Probe = string(Readiness)
+		f.Fix = readinessFix(t)
+		out = append(out, f)
 	}
 	return out
+}
+
+// readinessFix proposes readiness settings with a short window: periodSeconds 5 (or the current,
+// if shorter), failureThreshold at most 3, timeoutSeconds at most 5.
+func readinessFix(t Timing) string {
+	p, f, timeout := min(t.Period, 5*time.Second), min(t.Failure, 3), min(t.Timeout, 5*time.Second)
+	win := time.Duration(f)*p + timeout
+	return fmt.Sprintf("set readiness periodSeconds %d, failureThreshold %d, timeoutSeconds %d: the window F·P + timeout becomes %s (now %s); keep the endpoint cheap so probing often costs little",
+		seconds32(p), f, seconds32(timeout), fmtDur(win), fmtDur(t.DetectionWindow().Latest))
 }

@@ -1,5 +1,7 @@
 package lint
 
+import "fmt"
+
 func init() {
 	register(&Rule{
 		ID:       "PG012",
@@ -25,9 +27,12 @@ func checkSuccessThreshold(ctx *Context, w *Workload) []Finding {
 			if p == nil || p.SuccessThreshold == 0 || p.SuccessThreshold == 1 {
 				continue
 			}
-			out = append(out, r.finding(ctx, w, w.AtContainer(c, kind.field(), "successThreshold"), c.Name,
+			f := r.finding(ctx, w, w.AtContainer(c, kind.field(), "successThreshold"), c.Name,
 				"container %q: %s probe successThreshold is %d; it must be 1 (the API server rejects the object)",
-				c.Name, kind, p.SuccessThreshold))
+				c.Name, kind, p.SuccessThreshold)
+			f.Probe = string(kind)
+			f.Fix = fmt.Sprintf("remove successThreshold: %d from the %s (1 is the only value allowed)", p.SuccessThreshold, kind.field())
+			out = append(out, f)
 		}
 	}
 	return out

@@ -1,5 +1,12 @@
 package lint
 
+import (
+	"regexp"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
 // servicesSelecting returns the Services in the inventory whose selector matches w's pods. A
 // namespace left empty in a manifest matches any (the manifest is applied into one namespace).
 func servicesSelecting(inv *Inventory, w *Workload) []*Service {
@@ -25,19 +32,111 @@ func servicesSelecting(inv *Inventory, w *Workload) []*Service {
 	return out
 }
 
-// serves reports whether w looks like it takes traffic: a Service selects it or a container has a
-// readiness probe. Jobs and CronJobs never count.
-func serves(ctx *Context, w *Workload) bool {
-	if w.Kind == "Job" || w.Kind == "CronJob" {
-		return false
+// route is one Service port whose traffic reaches a container.
+type route struct {
+	svc  *Service
+	port corev1.ServicePort
+}
+
+func (r route) String() string {
+	name := r.port.Name
+	if name == "" {
+		t := r.port.TargetPort
+		if t.Type == intstr.Int && t.IntVal == 0 {
+			t = intstr.FromInt32(r.port.Port)
+		}
+		name = t.String()
 	}
-	if len(servicesSelecting(ctx.Inventory, w)) > 0 {
-		return true
-	}
-	for _, c := range w.Containers() {
-		if c.ReadinessProbe != nil {
-			return true
+	return r.svc.Ref() + " port " + name
+}
+
+// metricsPort matches Service port names that carry scrapes and diagnostics, not user traffic.
+var metricsPort = regexp.MustCompile(`(?i)(metrics|prometheus|monitoring|telemetry|pprof|profil)`)
+
+// headless reports whether s has no virtual IP (clusterIP: None): its DNS names the pods directly.
+func (s *Service) headless() bool { return s.Spec.ClusterIP == corev1.ClusterIPNone }
+
+// routesTo returns the Service ports that deliver traffic to container c of w. A Service port
+// reaches the container whose port its targetPort names, or whose containerPort equals its numeric
+// targetPort (the port itself when targetPort is unset). A number no container declares still reaches
+// the pod; it is given to the container whose probes use it, else to the first container.
+func routesTo(inv *Inventory, w *Workload, c ContainerRef) []route {
+	var out []route
+	for _, s := range servicesSelecting(inv, w) {
+		for _, p := range s.Spec.Ports {
+			if owner := portOwner(w, p); owner != nil && owner == c.Container {
+				out = append(out, route{svc: s, port: p})
+			}
 		}
 	}
-	return false
+	return out
+}
+
+// portOwner is the container a Service port's traffic reaches, or nil.
+func portOwner(w *Workload, p corev1.ServicePort) *corev1.Container {
+	target := p.TargetPort
+	if target.Type == intstr.Int && target.IntVal == 0 {
+		target = intstr.FromInt32(p.Port)
+	}
+	cs := w.Containers()
+	for _, c := range cs {
+		for _, cp := range c.Ports {
+			if target.Type == intstr.String && cp.Name == target.StrVal ||
+				target.Type == intstr.Int && cp.ContainerPort == target.IntVal {
+				return c.Container
+			}
+		}
+	}
+	if target.Type == intstr.String || len(cs) == 0 {
+		return nil // a named port nobody declares routes nowhere
+	}
+	for _, c := range cs {
+		for _, k := range []ProbeKind{Readiness, Liveness, Startup} {
+			if n, ok := probePortNumber(probeOf(c, k)); ok && n == target.IntVal {
+				return c.Container
+			}
+		}
+	}
+	if len(w.Pod.Containers) > 0 {
+		return &w.Pod.Containers[0]
+	}
+	return cs[0].Container
+}
+
+// userRoutes keeps the routes that carry user traffic: not a metrics or profiling port, and not the
+// headless Service a StatefulSet's pods use to find each other.
+func userRoutes(w *Workload, rs []route) []route {
+	var out []route
+	for _, r := range rs {
+		if metricsPort.MatchString(r.port.Name) || r.port.TargetPort.Type == intstr.String && metricsPort.MatchString(r.port.TargetPort.StrVal) {
+			continue
+		}
+		if r.svc.headless() && w.Kind == "StatefulSet" {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// servedRoutes returns the user-traffic routes to container c; none for run-to-completion workloads.
+func servedRoutes(ctx *Context, w *Workload, c ContainerRef) []route {
+	if w.RunsToCompletion {
+		return nil
+	}
+	return userRoutes(w, routesTo(ctx.Inventory, w, c))
+}
+
+// probePortNumber returns the numeric port a probe checks, if it names one by number.
+func probePortNumber(p *corev1.Probe) (int32, bool) {
+	switch {
+	case p == nil:
+	case p.HTTPGet != nil && p.HTTPGet.Port.Type == intstr.Int:
+		return p.HTTPGet.Port.IntVal, true
+	case p.TCPSocket != nil && p.TCPSocket.Port.Type == intstr.Int:
+		return p.TCPSocket.Port.IntVal, true
+	case p.GRPC != nil:
+		return p.GRPC.Port, true
+	}
+	return 0, false
 }
