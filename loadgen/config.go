@@ -59,6 +59,14 @@ type Config struct {
 	// even after its endpoint is withdrawn.
 	NewConnectionPerRequest bool
 	PodHeader               string // DefaultPodHeader when empty
+	// IgnorePodHeader leaves Request.Pod empty whatever the response says, as for an app that sends
+	// no pod header (to measure attribution without it).
+	IgnorePodHeader bool
+	// AllowHost is one more address the load may go to besides loopback: the kind node container's
+	// own IP on its docker network, whose NodePort connections the node's conntrack table maps to
+	// pods (Docker's userland proxy in front of 127.0.0.1 hides the client's port). Only an IP
+	// literal; the caller vouches that it is the cluster's own container.
+	AllowHost string
 	// MaxWorkers caps concurrent requests (0: unbounded, vegeta adds workers as responses slow).
 	MaxWorkers uint64
 
@@ -98,7 +106,7 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	if err := CheckLoopbackURL(c.URL); err != nil {
+	if err := CheckURL(c.URL, c.AllowHost); err != nil {
 		return err
 	}
 	if c.Timeline == nil {
@@ -126,7 +134,11 @@ func (c Config) validate() error {
 
 // CheckLoopbackURL returns an error unless raw is an http URL whose host is a loopback IP literal.
 // Host names are refused too (even localhost), so nothing depends on name resolution.
-func CheckLoopbackURL(raw string) error {
+func CheckLoopbackURL(raw string) error { return CheckURL(raw, "") }
+
+// CheckURL is CheckLoopbackURL that also accepts the IP literal allow (the kind node's address)
+// when it is not empty.
+func CheckURL(raw, allow string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("loadgen: target URL %q: %w", raw, err)
@@ -137,10 +149,18 @@ func CheckLoopbackURL(raw string) error {
 	if u.Port() == "" {
 		return fmt.Errorf("loadgen: target URL %q: give the published port explicitly (127.0.0.1:<port>)", raw)
 	}
-	if err := checkLoopbackHost(u.Hostname()); err != nil {
+	if err := checkHost(u.Hostname(), allow); err != nil {
 		return fmt.Errorf("loadgen: target URL %q: %w", raw, err)
 	}
 	return nil
+}
+
+// checkHost accepts a loopback IP literal, or exactly allow when it is an IP literal.
+func checkHost(host, allow string) error {
+	if a, ip := net.ParseIP(allow), net.ParseIP(host); a != nil && ip != nil && a.Equal(ip) {
+		return nil
+	}
+	return checkLoopbackHost(host)
 }
 
 func checkLoopbackHost(host string) error {

@@ -37,6 +37,8 @@ type Load struct {
 	latency   atomic.Int64 // summed, in nanoseconds
 	done      chan struct{}
 	stopOnce  sync.Once
+	// conns carries each request's connection from the transport to the recorder.
+	conns *connTable
 
 	report Report
 	err    error
@@ -88,9 +90,10 @@ func Start(ctx context.Context, cfg Config) (*Load, error) {
 		cfg:   cfg,
 		pacer: newPhasedPacer(cfg.Phases, cfg.Duration, cfg.Count),
 		done:  make(chan struct{}),
+		conns: &connTable{},
 	}
 	opts := []func(*vegeta.Attacker){
-		vegeta.Client(newClient(cfg.Timeout, cfg.NewConnectionPerRequest)),
+		vegeta.Client(newClient(cfg.Timeout, cfg.NewConnectionPerRequest, cfg.AllowHost, l.conns)),
 		vegeta.Redirects(vegeta.NoFollow),
 	}
 	if cfg.MaxWorkers > 0 {
@@ -178,6 +181,7 @@ func (l *Load) Wait() (Report, error) {
 // recorder turns vegeta results into timeline.Requests, windows and the report.
 type recorder struct {
 	cfg      Config
+	conns    *connTable
 	out      *bufio.Writer
 	enc      *json.Encoder
 	writeErr error
@@ -191,6 +195,7 @@ func (l *Load) consume(results <-chan *vegeta.Result) {
 	defer close(l.done)
 	rec := &recorder{
 		cfg:     l.cfg,
+		conns:   l.conns,
 		windows: newWindower(l.cfg.Timeline, l.start, l.cfg.Timeout+windowGrace),
 		report: Report{
 			URL: l.cfg.URL, Start: l.start, T: l.cfg.Timeline.Since(l.start),
@@ -239,12 +244,18 @@ func (rec *recorder) record(res *vegeta.Result) timeline.Request {
 		Status:  int(res.Code),
 		Bytes:   res.BytesIn,
 	}
+	q.Conn = rec.conns.take(res.Seq)
 	q.Error = classify(q.Status, res.Error)
 	if q.Error != timeline.ErrNone && q.Error != timeline.ErrHTTP5xx && q.Error != timeline.ErrHTTPOther {
 		q.Detail = trimURL(res.Error)
 	}
 	if res.Headers != nil {
-		q.Pod = res.Headers.Get(rec.cfg.PodHeader)
+		if !rec.cfg.IgnorePodHeader {
+			q.Pod = res.Headers.Get(rec.cfg.PodHeader)
+		}
+		if q.Pod != "" {
+			q.PodFrom = timeline.PodFromHeader
+		}
 		q.Reused = res.Headers.Get(connHeader) == "reused"
 		if n, err := strconv.Atoi(res.Headers.Get(attemptsHeader)); err == nil && n > 1 {
 			q.Retried = true

@@ -369,7 +369,7 @@ func TestRefusesNonLoopback(t *testing.T) {
 			t.Errorf("CheckLoopbackURL(%q): %v", u, err)
 		}
 	}
-	dial := loopbackDial(&net.Dialer{})
+	dial := loopbackDial(&net.Dialer{}, "")
 	if _, err := dial(context.Background(), "tcp", "10.1.2.3:80"); err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("dialer let a non-loopback address through: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -16,18 +17,62 @@ import (
 const (
 	connHeader     = "X-Probegate-Loadgen-Conn"
 	attemptsHeader = "X-Probegate-Loadgen-Attempts"
+	// vegetaSeqHeader is the request header vegeta numbers each request with (Result.Seq).
+	vegetaSeqHeader = "X-Vegeta-Seq"
 )
 
-// connTracer wraps a transport to note, via httptrace, whether each request reused a connection and
-// whether the transport had to resend it: GotConn fires once per attempt, and net/http silently
-// retries an idempotent request whose kept-alive connection broke before the response.
-type connTracer struct{ next http.RoundTripper }
+// connTable holds each request's connection local address by vegeta's sequence number (the
+// X-Vegeta-Seq request header) until the recorder takes it: vegeta keeps no response and only the
+// error's text of a failed request, so the table is how a failed request's connection is known.
+type connTable struct{ m sync.Map }
+
+func (t *connTable) put(seq, local string) {
+	if t != nil && seq != "" && local != "" {
+		t.m.Store(seq, local)
+	}
+}
+
+// take returns and forgets the local address recorded for seq ("" when none).
+func (t *connTable) take(seq uint64) string {
+	if t == nil {
+		return ""
+	}
+	v, ok := t.m.LoadAndDelete(strconv.FormatUint(seq, 10))
+	if !ok {
+		return ""
+	}
+	return v.(string)
+}
+
+// connTracer wraps a transport to note, via httptrace, whether each request reused a connection,
+// whether the transport had to resend it (GotConn fires once per attempt, and net/http silently
+// retries an idempotent request whose kept-alive connection broke before the response), and the
+// last attempt's local address, by which the node's conntrack table names the pod that served it.
+type connTracer struct {
+	next  http.RoundTripper
+	conns *connTable
+}
 
 func (c connTracer) RoundTrip(req *http.Request) (*http.Response, error) {
-	var reused bool
-	attempts := 0
-	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused; attempts++ }}
+	var (
+		mu       sync.Mutex
+		reused   bool
+		attempts int
+		local    string
+	)
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		mu.Lock()
+		defer mu.Unlock()
+		reused = info.Reused
+		attempts++
+		if info.Conn != nil && info.Conn.LocalAddr() != nil {
+			local = info.Conn.LocalAddr().String()
+		}
+	}}
 	resp, err := c.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	mu.Lock()
+	defer mu.Unlock()
+	c.conns.put(req.Header.Get(vegetaSeqHeader), local)
 	if resp != nil {
 		if resp.Header == nil {
 			resp.Header = http.Header{}
@@ -42,15 +87,16 @@ func (c connTracer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// loopbackDial dials only loopback addresses: a last guard behind the URL check, should anything
-// (a redirect, a proxy setting) ever point the client elsewhere.
-func loopbackDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// loopbackDial dials only loopback addresses (and allow, the kind node's own address, when set): a
+// last guard behind the URL check, should anything (a redirect, a proxy setting) ever point the
+// client elsewhere.
+func loopbackDial(d *net.Dialer, allow string) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, fmt.Errorf("loadgen dial %s: %w", addr, err)
 		}
-		if err := checkLoopbackHost(host); err != nil {
+		if err := checkHost(host, allow); err != nil {
 			return nil, fmt.Errorf("loadgen dial %s: %w", addr, err)
 		}
 		return d.DialContext(ctx, network, addr)
@@ -58,22 +104,22 @@ func loopbackDial(d *net.Dialer) func(ctx context.Context, network, addr string)
 }
 
 // newClient builds the HTTP client vegeta attacks with: no proxy (environment proxy settings are
-// ignored), redirects not followed, loopback only, keep-alive unless newConnEach.
-func newClient(timeout time.Duration, newConnEach bool) *http.Client {
+// ignored), redirects not followed, loopback (or allow) only, keep-alive unless newConnEach.
+func newClient(timeout time.Duration, newConnEach bool, allow string, conns *connTable) *http.Client {
 	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	if newConnEach {
 		d.KeepAlive = -1
 	}
 	tr := &http.Transport{
 		Proxy:               nil,
-		DialContext:         loopbackDial(d),
+		DialContext:         loopbackDial(d, allow),
 		MaxIdleConnsPerHost: 10000,
 		DisableKeepAlives:   newConnEach,
 		DisableCompression:  true,
 		IdleConnTimeout:     90 * time.Second,
 	}
 	return &http.Client{
-		Transport: connTracer{next: tr},
+		Transport: connTracer{next: tr, conns: conns},
 		Timeout:   timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse

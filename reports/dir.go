@@ -55,6 +55,10 @@ func WriteAll(dir string, r *Report) error {
 				return fmt.Errorf("scenario %q: %w", s.Name, err)
 			}
 		}
+		if s.Attribution == nil && s.Requests != nil {
+			a := timeline.AttributionOf(s.Requests)
+			s.Attribution = &a
+		}
 		if s.Summary == nil && (s.Timeline != nil || s.Requests != nil) {
 			sum := Summarise(s.entries(), s.Requests)
 			s.Summary = &sum

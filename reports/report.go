@@ -84,6 +84,10 @@ type ScenarioReport struct {
 	Windows  []verdict.Window `json:"windows,omitempty"`
 	Verdicts []verdict.Result `json:"verdicts"`
 	Summary  *Summary         `json:"summary,omitempty"`
+	// Attribution is how many requests name the pod that served them (from the header or the
+	// node's conntrack table), with conntrack's agreement with the header when it ran. WriteAll
+	// computes it from Requests when it is nil.
+	Attribution *timeline.Attribution `json:"attribution,omitempty"`
 	// TimelinePath and RequestsPath are relative to the report directory, with forward slashes.
 	TimelinePath string `json:"timelinePath,omitempty"`
 	RequestsPath string `json:"requestsPath,omitempty"`

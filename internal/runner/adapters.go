@@ -75,6 +75,8 @@ func (v VegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timel
 		Timeout:                 spec.Timeout,
 		NewConnectionPerRequest: !spec.KeepAlive,
 		PodHeader:               spec.PodHeader,
+		IgnorePodHeader:         spec.IgnorePodHeader,
+		AllowHost:               spec.AllowHost,
 		Timeline:                tl,
 		OnRequest: func(r timeline.Request) {
 			run.mu.Lock()

@@ -105,6 +105,9 @@ type LoadSpec struct {
 	Timeout   time.Duration
 	// PodHeader is the response header naming the serving pod ("" for the fixture's).
 	PodHeader string
+	// IgnorePodHeader and AllowHost: see loadgen.Config (conntrack attribution, attribution.go).
+	IgnorePodHeader bool
+	AllowHost       string
 }
 
 // LoadStarter starts constant-rate load recording every request on tl.

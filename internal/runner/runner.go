@@ -187,6 +187,8 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	}
 	defer obs.Stop()
 	mark("observers-synced", "")
+	attr := r.startAttribution(ctx, target, log) // conntrack attribution: attribution.go
+	defer attr.stop()
 
 	root := seed.New(uint64(seedValue))
 	sched, err := r.planFaults(sc, target, tl, root, log)
@@ -205,10 +207,10 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	phase = "load"
 	mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
 	loadStartAt, loadStart := tl.Now()
-	load, err := r.Kit.Load.Start(ctx, LoadSpec{
+	load, err := r.Kit.Load.Start(ctx, attr.loadSpec(LoadSpec{
 		URL: target.URL + path, Rate: sc.Load.Rate, Duration: sc.Load.Duration,
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, PodHeader: podHeader(r.Opts.Custom),
-	}, tl, obs)
+	}), tl, obs)
 	if err != nil {
 		return rep, fmt.Errorf("start load: %w", err)
 	}
@@ -237,6 +239,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	})
 
 	reqs, loadErr := waitLoad(ctx, load)
+	reqs, rep.Attribution = attr.apply(reqs, tl.Entries())
 	rep.Requests = reqs
 	var schedErr error
 	if notInterrupted() {

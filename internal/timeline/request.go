@@ -17,7 +17,8 @@ const (
 )
 
 // Request is one load-generator request, as written to requests.jsonl. T is the request's start
-// as an offset from the timeline's start; Pod is the serving pod named by the response header.
+// as an offset from the timeline's start; Pod is the serving pod, named by the response header or
+// found afterwards from the connection (PodFrom says which).
 type Request struct {
 	Seq     uint64        `json:"seq"`
 	T       time.Duration `json:"t"`
@@ -27,7 +28,12 @@ type Request struct {
 	Error   ErrorClass    `json:"error,omitempty"`
 	Detail  string        `json:"detail,omitempty"`
 	Pod     string        `json:"pod,omitempty"`
-	Bytes   uint64        `json:"bytes"`
+	// PodFrom says how Pod was learnt: PodFromHeader or PodFromConntrack ("" when Pod is empty).
+	PodFrom string `json:"podFrom,omitempty"`
+	// Conn is the client's local address (ip:port) of the connection the request's last attempt
+	// went over, "" when no connection was made.
+	Conn  string `json:"conn,omitempty"`
+	Bytes uint64 `json:"bytes"`
 	// Reused is true when the request went over a kept-alive connection (when known).
 	Reused bool `json:"reused,omitempty"`
 	// Retried is true when the client sent the request more than once: its first attempt's kept-alive

@@ -24,7 +24,8 @@ const (
 	// NeedsRestarts: the rule reads restarts and their causes; a watch gap may hide one and an
 	// unknown cause may be the one the rule forbids.
 	NeedsRestarts
-	// NeedsAttribution: the rule reads which pod served each request.
+	// NeedsAttribution: the rule reads which pod served each request, so at least
+	// timeline.MinAttributionCoverage of the requests that reached a pod must name it.
 	NeedsAttribution
 )
 
@@ -60,8 +61,10 @@ func (n Needs) gate(in Input, res *Result) {
 			}
 		}
 	}
-	if n&NeedsAttribution != 0 && len(in.Requests) > 0 && !slices.ContainsFunc(in.Requests, func(q timeline.Request) bool { return q.Pod != "" }) {
-		unshown = append(unshown, fmt.Sprintf("none of the %d requests could be attributed to a pod (the target names no pod in its responses)", len(in.Requests)))
+	if n&NeedsAttribution != 0 {
+		if u := attributionGap(in.Requests); u != "" {
+			unshown = append(unshown, u)
+		}
 	}
 	if len(unshown) == 0 {
 		return
@@ -92,4 +95,18 @@ func (in Input) judgedSpan() (Span, bool) {
 		s.Start, s.End = min(s.Start, f.Start), max(s.End, f.End)
 	}
 	return s, ok
+}
+
+// attributionGap says why reqs cannot be judged per pod ("" when they can): fewer than
+// timeline.MinAttributionCoverage of the requests that reached a pod name the pod that served them.
+func attributionGap(reqs []timeline.Request) string {
+	a := timeline.AttributionOf(reqs)
+	switch {
+	case a.Reached == 0 || a.Coverage >= timeline.MinAttributionCoverage:
+		return ""
+	case a.Attributed == 0:
+		return fmt.Sprintf("none of the %d requests that reached a pod could be attributed to a pod (the target names no pod in its responses and no connection was traced)", a.Reached)
+	}
+	return fmt.Sprintf("only %d of the %d requests that reached a pod could be attributed to one (%.2f %%, below %.0f %%): per-pod traffic is not fully seen",
+		a.Attributed, a.Reached, 100*a.Coverage, 100*timeline.MinAttributionCoverage)
 }

@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/observers/conntrack"
+)
+
+// AttributionEnv selects how requests are tied to pods: "" (conntrack whenever the node can be
+// reached, beside the pod header), "header" (the header only, load through 127.0.0.1), or
+// "conntrack-only" (the header is ignored, as for an app that sends none: for measuring).
+const AttributionEnv = "PROBEGATE_ATTRIBUTION"
+
+// connAttribution ties requests to pods through the kind node's conntrack table (package
+// observers/conntrack): the load goes to the node's IP and NodePort instead of the 127.0.0.1 port
+// Docker's userland proxy publishes, because that proxy hides the client's port from the node.
+// A nil *connAttribution does nothing: the load goes where it did and only the header counts.
+type connAttribution struct {
+	watcher      *conntrack.Watcher
+	fromURL      string // the target's loopback base URL
+	nodeURL      string // the same NodePort on the node's own address
+	nodeIP       string
+	ignoreHeader bool
+	log          *slog.Logger
+}
+
+// startAttribution starts conntrack attribution for target when the node can be reached (kind)
+// and the target's URL is a published NodePort. It never fails the run: without it, requests are
+// attributed by the header alone and the coverage gate judges what that gives.
+func (r *Runner) startAttribution(ctx context.Context, t *Target, log *slog.Logger) *connAttribution {
+	mode := os.Getenv(AttributionEnv)
+	if mode == "header" || r.Kit.NodeExec == nil || r.Cluster == nil || r.Cluster.Client == nil {
+		return nil
+	}
+	a, err := r.newConnAttribution(ctx, t, log)
+	if err != nil {
+		log.Warn("no conntrack attribution: requests are tied to pods only by a response header", "err", err)
+		return nil
+	}
+	a.ignoreHeader = mode == "conntrack-only"
+	return a
+}
+
+func (r *Runner) newConnAttribution(ctx context.Context, t *Target, log *slog.Logger) (*connAttribution, error) {
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		return nil, fmt.Errorf("target URL %q: %w", t.URL, err)
+	}
+	hostPort, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return nil, fmt.Errorf("target URL %q: no port", t.URL)
+	}
+	var nodePort int32
+	for _, m := range cluster.PortMappings {
+		if m.HostPort == hostPort {
+			nodePort = m.NodePort
+		}
+	}
+	if nodePort == 0 {
+		return nil, fmt.Errorf("target URL %q: port %d publishes no known NodePort", t.URL, hostPort)
+	}
+	nodeIP, err := r.nodeAddress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	svc := netip.AddrPortFrom(nodeIP, uint16(nodePort))
+	w, err := conntrack.Start(ctx, conntrack.Exec(r.Kit.NodeExec), svc, log)
+	if err != nil {
+		return nil, err
+	}
+	node := *u
+	node.Host = svc.String()
+	return &connAttribution{watcher: w, fromURL: strings.TrimSuffix(t.URL, "/"), nodeURL: strings.TrimSuffix(node.String(), "/"),
+		nodeIP: nodeIP.String(), log: log}, nil
+}
+
+// nodeAddress is the single node's InternalIP: on kind, the node container's address on its
+// docker network, the one address besides loopback the load may go to.
+func (r *Runner) nodeAddress(ctx context.Context) (netip.Addr, error) {
+	nodes, err := r.Cluster.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("list nodes: %w", err)
+	}
+	if len(nodes.Items) != 1 {
+		return netip.Addr{}, fmt.Errorf("%d nodes: conntrack attribution reads the one kind node", len(nodes.Items))
+	}
+	for _, a := range nodes.Items[0].Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			ip, err := netip.ParseAddr(a.Address)
+			if err != nil {
+				return netip.Addr{}, fmt.Errorf("node %s InternalIP %q: %w", nodes.Items[0].Name, a.Address, err)
+			}
+			return ip, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("node %s has no InternalIP", nodes.Items[0].Name)
+}
+
+// loadSpec points spec at the node's NodePort and sets the header switch.
+func (a *connAttribution) loadSpec(spec LoadSpec) LoadSpec {
+	if a == nil {
+		return spec
+	}
+	if rest, ok := strings.CutPrefix(spec.URL, a.fromURL); ok {
+		spec.URL = a.nodeURL + rest
+		spec.AllowHost = a.nodeIP
+	}
+	spec.IgnorePodHeader = a.ignoreHeader
+	return spec
+}
+
+// apply stops the watch and names the pod of every request that conntrack can attribute and the
+// header did not; the returned summary is the scenario's attribution (nil without conntrack, when
+// the report computes it from the requests).
+func (a *connAttribution) apply(reqs []timeline.Request, entries []timeline.Entry) ([]timeline.Request, *timeline.Attribution) {
+	if a == nil {
+		return reqs, nil
+	}
+	flows, err := a.watcher.Stop()
+	if err != nil {
+		a.log.Warn("conntrack watch", "err", err)
+	}
+	out, ct := conntrack.Attribute(reqs, flows, entries)
+	sum := timeline.AttributionOf(out)
+	sum.Conntrack = &ct
+	a.log.Info("request attribution", "coverage", sum.Coverage, "byHeader", sum.ByHeader, "byConntrack", sum.ByConntrack,
+		"conntrackCoverage", ct.Coverage, "agreement", ct.Agreement, "compared", ct.Compared, "flows", ct.Flows)
+	return out, &sum
+}
+
+// stop ends the watch if apply did not (an error or interrupt before the load ended).
+func (a *connAttribution) stop() {
+	if a != nil {
+		a.watcher.Stop()
+	}
+}

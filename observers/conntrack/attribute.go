@@ -1,0 +1,152 @@
+package conntrack
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// Matching slack. A flow is the one a request went over if it was seen no later than flowSlack
+// after the request completed (conntrack reports a flow when its SYN passes, before the response).
+// An endpoint address names the pod that had it from endpointSlack before the observer saw it (the
+// observer may see an EndpointSlice change after kube-proxy did).
+const (
+	flowSlack     = time.Second
+	endpointSlack = time.Second
+)
+
+// maxDisagreements bounds the examples kept in ConntrackAttribution.Disagreed.
+const maxDisagreements = 10
+
+// Attribute returns a copy of reqs in which every request that names no pod but went over a
+// connection conntrack recorded names the pod it was DNAT'd to (PodFrom "conntrack"), and the
+// comparison of conntrack's attribution with the header's. entries supply the pod of each endpoint
+// address over time (EndpointSlice entries).
+func Attribute(reqs []timeline.Request, flows []Flow, entries []timeline.Entry) ([]timeline.Request, timeline.ConntrackAttribution) {
+	byClient := map[netip.AddrPort][]Flow{}
+	for _, f := range flows {
+		byClient[f.Client] = append(byClient[f.Client], f)
+	}
+	for _, fs := range byClient {
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].At.Before(fs[j].At) })
+	}
+	pods := podsByAddress(entries)
+	sum := timeline.ConntrackAttribution{Flows: len(flows)}
+	out := make([]timeline.Request, len(reqs))
+	for i, q := range reqs {
+		out[i] = q
+		if !q.Reached() {
+			continue
+		}
+		pod := podOf(q, byClient, pods)
+		if pod == "" {
+			continue
+		}
+		sum.Found++
+		switch {
+		case q.Pod == "":
+			out[i].Pod, out[i].PodFrom = pod, timeline.PodFromConntrack
+		case q.Pod == pod:
+			sum.Compared++
+			sum.Agreed++
+		default:
+			sum.Compared++
+			if len(sum.Disagreed) < maxDisagreements {
+				sum.Disagreed = append(sum.Disagreed, fmt.Sprintf("seq %d: header %s, conntrack %s", q.Seq, q.Pod, pod))
+			}
+		}
+	}
+	reached := 0
+	for _, q := range reqs {
+		if q.Reached() {
+			reached++
+		}
+	}
+	sum.Coverage = ratio(sum.Found, reached)
+	sum.Agreement = ratio(sum.Agreed, sum.Compared)
+	return out, sum
+}
+
+// podOf is the pod request q's connection was DNAT'd to, "" when unknown: the latest flow from
+// q's local address seen by the time q completed (a kept-alive connection was opened before the
+// request; a client port may be reused by a later connection), else an untimed flow from a table
+// listing; then the pod that had the flow's backend address at the time.
+func podOf(q timeline.Request, byClient map[netip.AddrPort][]Flow, pods map[netip.Addr][]addrPod) string {
+	client, err := netip.ParseAddrPort(q.Conn)
+	if err != nil {
+		return ""
+	}
+	end := q.Start.Add(q.Latency + flowSlack)
+	var flow *Flow
+	for i, f := range byClient[client] {
+		switch {
+		case f.At.IsZero():
+			if flow == nil {
+				flow = &byClient[client][i]
+			}
+		case !f.At.After(end):
+			flow = &byClient[client][i]
+		}
+	}
+	if flow == nil {
+		return ""
+	}
+	return podAt(pods[flow.Backend.Addr()], q.T)
+}
+
+// addrPod is a pod that had an endpoint address from T on.
+type addrPod struct {
+	T   time.Duration
+	Pod string
+}
+
+// podsByAddress reads, from the EndpointSlice entries, when each pod first had each address.
+func podsByAddress(entries []timeline.Entry) map[netip.Addr][]addrPod {
+	out := map[netip.Addr][]addrPod{}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if e.Kind != timeline.KindEndpoint || e.Endpoint == nil || e.Pod == "" {
+			continue
+		}
+		a, err := netip.ParseAddr(e.Endpoint.Address)
+		if err != nil {
+			continue
+		}
+		key := a.String() + "/" + e.Pod
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out[a] = append(out[a], addrPod{T: e.T, Pod: e.Pod})
+	}
+	for _, ps := range out {
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].T < ps[j].T })
+	}
+	return out
+}
+
+// podAt is the pod that had the address at t: the last to take it by t (plus endpointSlack); when
+// none had yet, the first one.
+func podAt(ps []addrPod, t time.Duration) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	pod := ps[0].Pod
+	for _, p := range ps[1:] {
+		if p.T > t+endpointSlack {
+			break
+		}
+		pod = p.Pod
+	}
+	return pod
+}
+
+func ratio(n, d int) float64 {
+	if d == 0 {
+		return 1
+	}
+	return float64(n) / float64(d)
+}
