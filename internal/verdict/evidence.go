@@ -103,3 +103,12 @@ func firstProbeFailure(entries []timeline.Entry, pod, probe string, t time.Durat
 	}
 	return timeline.Entry{}, false
 }
+
+// unshown records something the rule could not show: the verdict is INCONCLUSIVE unless it has
+// already failed on evidence it did see.
+func (r *Result) unshown(why string) {
+	if r.Status != Fail {
+		r.Status = Inconclusive
+	}
+	r.Unshown = append(r.Unshown, why)
+}

@@ -70,7 +70,10 @@ func judgeReadinessWithdrawn(in Input) Result {
 			observed = append(observed, f.Type+": no target pod")
 			continue
 		}
-		inWindow := 0
+		inWindow, tooShort := 0, 0
+		// A fault shorter than the probe's longest detection time may end before a pod's probe
+		// has failed often enough: its not withdrawing then shows nothing either way.
+		short := f.Reverted && f.End-f.Start < w.Max
 		for _, pod := range targets {
 			r.window("readiness withdrawal", pod, f.Start+w.Min, f.Start+deadline, w.Explain)
 			s, ok := eps.withdrawal(pod, f.Start)
@@ -80,6 +83,9 @@ func judgeReadinessWithdrawn(in Input) Result {
 			if !ok {
 				r.add(atEntry(f.Start, f.StartSeq, "%s injected; %s's endpoint never went ready=false", f.Type, pod))
 				observed = append(observed, pod+": never withdrawn")
+				if short {
+					tooShort++
+				}
 				continue
 			}
 			d := s.T - f.Start
@@ -107,7 +113,12 @@ func judgeReadinessWithdrawn(in Input) Result {
 			}
 			observed = append(observed, fmt.Sprintf("%s withdrawn after %s", pod, dur(d)))
 		}
-		if inWindow < need {
+		switch {
+		case inWindow >= need:
+		case inWindow+tooShort >= need:
+			r.unshown(fmt.Sprintf("%s lasted %s, less than the %s the target's readiness probe may take to notice it (%s): "+
+				"%d pods that never withdrew show nothing; lengthen the fault to judge them", f.Type, dur(f.End-f.Start), dur(w.Max), w.Explain, tooShort))
+		default:
 			r.failAt(f.Start + deadline)
 		}
 		observed = append(observed, fmt.Sprintf("%s: %d of %d target pods withdrawn in window (need %d)", f.Type, inWindow, len(targets), need))
