@@ -48,7 +48,7 @@ func TestLoadAppReadsTheUsersObjects(t *testing.T) {
 	for _, o := range app.Objects {
 		kinds = append(kinds, o.GetKind()+"/"+o.GetName())
 	}
-	if got := strings.Join(kinds, " "); got != "Service/web Deployment/web Service/db StatefulSet/db" {
+	if got := strings.Join(kinds, " "); got != "Service/web Deployment/web Service/db StatefulSet/db HorizontalPodAutoscaler/web" {
 		t.Errorf("objects %s", got)
 	}
 	if len(app.Skipped) != 1 || app.Skipped[0] != "namespace/shop" {
@@ -139,5 +139,36 @@ func TestLoadAppRejectsClusterScopedAndHelmTemplates(t *testing.T) {
 	_ = os.WriteFile(extra, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n"), 0o644)
 	if _, err := LoadApp(spec, nil); err == nil || !strings.Contains(err.Error(), "unrendered Helm template") {
 		t.Errorf("helm template: %v", err)
+	}
+}
+
+// Each scenario's copy runs the scenario's replicas, with the workload's autoscaler pinned to them;
+// the loaded objects themselves stay as read.
+func TestAppInstanceScalesAndPinsTheAutoscaler(t *testing.T) {
+	app, err := LoadApp(writeTarget(t, shopTarget), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := app.instance(3)
+	for _, o := range objs {
+		switch o.GetKind() + "/" + o.GetName() {
+		case "Deployment/web":
+			if n := replicasOf(o); n != 3 {
+				t.Errorf("workload replicas %d, want 3", n)
+			}
+		case "StatefulSet/db":
+			if n := replicasOf(o); n != 1 {
+				t.Errorf("another workload was scaled to %d", n)
+			}
+		case "HorizontalPodAutoscaler/web":
+			lo, _, _ := unstructured.NestedInt64(o.Object, "spec", "minReplicas")
+			hi, _, _ := unstructured.NestedInt64(o.Object, "spec", "maxReplicas")
+			if lo != 3 || hi != 3 {
+				t.Errorf("autoscaler %d..%d, want pinned to 3", lo, hi)
+			}
+		}
+	}
+	if n := replicasOf(app.Workload); n != 2 {
+		t.Errorf("the loaded workload changed: replicas %d", n)
 	}
 }

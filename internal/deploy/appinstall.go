@@ -154,16 +154,35 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 	return ep, nil
 }
 
-// instance is a deep copy of the app's objects for one scenario, with the workload scaled.
+// instance is a deep copy of the app's objects for one scenario, with the workload scaled. A
+// HorizontalPodAutoscaler of the workload is pinned to that count: the scenarios judge a fixed set
+// of replicas, and an autoscaler (without metrics on kind) would otherwise move it.
 func (app *App) instance(replicas int32) []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, len(app.Objects))
 	for i, o := range app.Objects {
 		out[i] = o.DeepCopy()
-		if replicas > 0 && o == app.Workload {
+		if replicas <= 0 {
+			continue
+		}
+		switch {
+		case o == app.Workload:
 			_ = unstructured.SetNestedField(out[i].Object, int64(replicas), "spec", "replicas")
+		case app.scales(o):
+			_ = unstructured.SetNestedField(out[i].Object, int64(replicas), "spec", "minReplicas")
+			_ = unstructured.SetNestedField(out[i].Object, int64(replicas), "spec", "maxReplicas")
 		}
 	}
 	return out
+}
+
+// scales reports whether o is a HorizontalPodAutoscaler of the workload.
+func (app *App) scales(o *unstructured.Unstructured) bool {
+	if o.GetKind() != "HorizontalPodAutoscaler" {
+		return false
+	}
+	kind, _, _ := unstructured.NestedString(o.Object, "spec", "scaleTargetRef", "kind")
+	name, _, _ := unstructured.NestedString(o.Object, "spec", "scaleTargetRef", "name")
+	return kind == app.Workload.GetKind() && name == app.Workload.GetName()
 }
 
 // workloadIn finds the workload's copy among objs.
