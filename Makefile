@@ -19,6 +19,13 @@ $(PROBEGATE):
 run: images $(PROBEGATE) ## run the default suite against the bundled target on the local kind cluster (creates it if needed)
 	$(PROBEGATE) run --out $(OUT)
 
+.PHONY: examples
+examples: images $(PROBEGATE) ## build the open-source example apps and run the default suite against each (examples/README.md)
+	hack/examples.sh
+	$(PROBEGATE) run --target examples/podinfo/target.yaml --out $(OUT)/podinfo; pod=$$?; \
+	$(PROBEGATE) run --target examples/miniflux/target.yaml --out $(OUT)/miniflux; mf=$$?; \
+	echo "podinfo exit $$pod, miniflux exit $$mf (0 pass, 1 fail, 3 inconclusive)"
+
 .PHONY: test
 test: ## all tests: unit + integration on the real kind cluster (creates it if needed)
 	hack/test.sh

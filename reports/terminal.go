@@ -129,6 +129,9 @@ func scenarioFigures(s *ScenarioReport) string {
 	if q.P99 > 0 {
 		parts = append(parts, "p99 "+Millis(q.P99))
 	}
+	if a := s.Attribution; a != nil && a.Reached > 0 {
+		parts = append(parts, percent(a.Coverage)+" tied to a pod")
+	}
 	if n := len(s.Summary.Restarts); n > 0 {
 		causes := make([]string, 0, n)
 		total := 0

@@ -117,7 +117,7 @@ func (a *connAttribution) loadSpec(spec LoadSpec) LoadSpec {
 		spec.URL = a.nodeURL + rest
 		spec.AllowHost = a.nodeIP
 	}
-	spec.IgnorePodHeader = a.ignoreHeader
+	spec.IgnorePodHeader = spec.IgnorePodHeader || a.ignoreHeader
 	return spec
 }
 

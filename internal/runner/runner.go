@@ -210,6 +210,8 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	load, err := r.Kit.Load.Start(ctx, attr.loadSpec(LoadSpec{
 		URL: target.URL + path, Rate: sc.Load.Rate, Duration: sc.Load.Duration,
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, PodHeader: podHeader(r.Opts.Custom),
+		// A user's app names its pod only in the header its target file gives, if any.
+		IgnorePodHeader: r.Opts.Custom != nil && r.Opts.Custom.PodHeader == "",
 	}), tl, obs)
 	if err != nil {
 		return rep, fmt.Errorf("start load: %w", err)
