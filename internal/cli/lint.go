@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/probegate/probegate/internal/lint"
+	"github.com/probegate/probegate/internal/version"
 )
 
 func init() { register(newLintCmd) }
@@ -124,7 +125,7 @@ func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
 	fail := func(err error) error {
 		if o.output != "text" && o.output != "" {
 			rep := lint.ErrorReport(err, lint.Warning)
-			rep.Version = lint.Version()
+			rep.Version = version.String()
 			if werr := write(out, rep); werr != nil {
 				return withCode(ExitError, fmt.Errorf("lint: write report: %w (after: %v)", werr, err))
 			}
@@ -157,7 +158,7 @@ func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
 	}
 
 	rep := lint.NewReport(inv, cfg, failOn)
-	rep.Version = lint.Version()
+	rep.Version = version.String()
 	slog.Debug("lint", "workloads", rep.Workloads, "findings", len(rep.Findings), "suppressed", len(rep.Suppressed), "unreadable", len(rep.Problems))
 	if err := write(out, rep); err != nil {
 		return withCode(ExitError, fmt.Errorf("lint: write report: %w", err))

@@ -255,26 +255,13 @@ func statefulSetReady(client kubernetes.Interface, ns, name string, want int32) 
 }
 
 // answers reports whether GET url answers below 400: the load's request is one the app serves. A
-// 4xx is an error at once.
+// 4xx is an error at once (every endpoint is ready by then: it will not go away by waiting).
 func answers(url string) func(context.Context) (bool, string, error) {
-	client := &http.Client{Timeout: 5 * time.Second}
-	return func(ctx context.Context) (bool, string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return false, "", err
+	return httpCheck(url, 5*time.Second, func(code int) (bool, error) {
+		if code >= 400 && code < 500 {
+			return false, fmt.Errorf("GET %s answers %d %s: set requests.default in the target file to a path the app serves",
+				url, code, http.StatusText(code))
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return false, "GET " + url + ": " + err.Error(), nil
-		}
-		resp.Body.Close()
-		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
-			// Every endpoint is ready by now: a client error will not go away by waiting.
-			return false, "", fmt.Errorf("GET %s answers %s: set requests.default in the target file to a path the app serves", url, resp.Status)
-		}
-		if resp.StatusCode >= 500 {
-			return false, fmt.Sprintf("GET %s answers %s", url, resp.Status), nil
-		}
-		return true, "", nil
-	}
+		return code < 400, nil
+	})
 }

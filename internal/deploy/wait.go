@@ -159,7 +159,12 @@ func endpointsReady(client kubernetes.Interface, ns, svc string, want int32) fun
 
 // httpOK reports whether GET url answers 200 (through kind's port mapping and kube-proxy).
 func httpOK(url string) func(context.Context) (bool, string, error) {
-	client := &http.Client{Timeout: 2 * time.Second}
+	return httpCheck(url, 2*time.Second, func(code int) (bool, error) { return code == http.StatusOK, nil })
+}
+
+// httpCheck GETs url and lets judge decide on the status code; a transport error is "not yet".
+func httpCheck(url string, timeout time.Duration, judge func(code int) (bool, error)) func(context.Context) (bool, string, error) {
+	client := &http.Client{Timeout: timeout}
 	return func(ctx context.Context) (bool, string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -173,6 +178,7 @@ func httpOK(url string) func(context.Context) (bool, string, error) {
 			return false, "GET " + url + ": " + err.Error(), nil
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, fmt.Sprintf("GET %s: %s", url, resp.Status), nil
+		done, err := judge(resp.StatusCode)
+		return done, fmt.Sprintf("GET %s: %s", url, resp.Status), err
 	}
 }

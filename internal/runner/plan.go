@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/version"
 	"github.com/probegate/probegate/reports"
 )
 
@@ -153,10 +153,5 @@ func ReplayCommand(s *reports.ScenarioReport, custom *scenario.TargetSpec, image
 	return strings.Join(parts, " ")
 }
 
-// Version is the harness's version: the module version, or "devel".
-func Version() string {
-	if v := os.Getenv("PROBEGATE_VERSION"); v != "" {
-		return v
-	}
-	return buildVersion()
-}
+// Version is the harness's version (package version).
+func Version() string { return version.String() }
