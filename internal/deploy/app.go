@@ -64,7 +64,7 @@ var clusterScoped = []string{
 }
 
 // LoadApp reads the target's manifests (files, directories, kustomizations), applies the image
-// swaps (spec.Images, then swaps, which win), and checks that the objects the spec names exist and
+// swaps (swaps, from the command line, before spec.Images), and checks that the objects the spec names exist and
 // fit together: the workload and its container, a Service that selects the workload's pods, its
 // port, and every dependency's Service and port. Errors are one line naming the file or object.
 func LoadApp(spec *scenario.TargetSpec, swaps map[string]string) (*App, error) {
@@ -96,6 +96,13 @@ func LoadApp(spec *scenario.TargetSpec, swaps map[string]string) (*App, error) {
 	for k, v := range swaps {
 		all[k] = v
 	}
+	// The command line's swaps win over the file's, whichever of the two is more specific.
+	swapOf := func(img string) (string, string) {
+		if to, from := swapFor(swaps, img); from != "" {
+			return to, from
+		}
+		return swapFor(spec.Images, img)
+	}
 	used := map[string]bool{}
 	seen := map[string]bool{}
 	for _, o := range app.Objects {
@@ -109,7 +116,7 @@ func LoadApp(spec *scenario.TargetSpec, swaps map[string]string) (*App, error) {
 					used[from] = true
 				}
 			}
-			if to, from := swapFor(all, img); from != "" {
+			if to, from := swapOf(img); from != "" {
 				if isArchive(to) {
 					ref, err := archiveRef(to)
 					if err != nil {

@@ -40,7 +40,8 @@ dependencies:
 `
 
 func TestLoadAppReadsTheUsersObjects(t *testing.T) {
-	app, err := LoadApp(writeTarget(t, shopTarget), map[string]string{"registry.example/shop/web:1.2": "local/web:rc2"})
+	app, err := LoadApp(writeTarget(t, strings.Replace(shopTarget, "registry.example/shop/web:", "registry.example/shop/web:1.2:", 1)),
+		map[string]string{"registry.example/shop/web": "local/web:rc2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestLoadAppReadsTheUsersObjects(t *testing.T) {
 	if app.Container != "web" || app.Port.Port != 80 || app.Selector["app"] != "web" {
 		t.Errorf("container %q port %d selector %v", app.Container, app.Port.Port, app.Selector)
 	}
-	// The CLI's exact swap wins over the file's repository swap; digests are left alone; every
+	// The CLI's swap wins over the file's; digests are left alone; every
 	// container is IfNotPresent (offline); nothing else changes.
 	want := "local/web:rc2 probegate/postgres:dev registry.example/shop/agent@sha256:0123"
 	if got := strings.Join(app.Images, " "); got != want {
