@@ -26,8 +26,9 @@
 //	no-forced-kill                no deleted pod exceeds its grace period (or, expected=true, one must)
 //	startup-not-killed            no startup or liveness kill during bootstrap
 //
-// Rules that need a fault to have acted FAIL when nothing happened ("nothing to judge"), so a run
-// whose fault silently did nothing cannot pass. A PASS must be earned: each rule declares what it
+// A rule that finds nothing of what it judges on the timeline (no fault, no deletion, no load:
+// "nothing to judge") is INCONCLUSIVE, never PASS, so a run whose fault silently did nothing cannot
+// pass, and a FAIL always rests on evidence. A PASS must be earned: each rule declares what it
 // needs (Needs), and Evaluate makes a PASS INCONCLUSIVE when the run could not show it — a fault
 // skipped or without proof of effect, a watch gap, an unknown restart cause, unattributable
 // requests — naming each gap in Result.Unshown.

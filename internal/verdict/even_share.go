@@ -32,8 +32,7 @@ func judgeEvenShare(in Input) Result {
 	r := Result{Status: Pass, Expected: fmt.Sprintf("max/min requests per ready pod ≤ %.2f in every stable window ≥ %s (after %s settle)", bound, dur(minWindow), dur(settle))}
 	load, ok := in.loadSpan()
 	if !ok {
-		r.Observed = "no load on the timeline: nothing to judge"
-		r.failAt(0)
+		r.nothingToJudge("no load on the timeline: nothing to judge")
 		return r
 	}
 	eps := buildEndpoints(in.Entries)
@@ -93,8 +92,7 @@ func judgeEvenShare(in Input) Result {
 		}
 	}
 	if judged == 0 {
-		r.Observed = fmt.Sprintf("no stable window ≥ %s with ≥ 2 ready pods and ≥ %d requests per pod: nothing to judge", dur(minWindow), minReq)
-		r.failAt(load.Start)
+		r.nothingToJudge(fmt.Sprintf("no stable window ≥ %s with ≥ 2 ready pods and ≥ %d requests per pod: nothing to judge", dur(minWindow), minReq))
 		return r
 	}
 	r.Observed = fmt.Sprintf("worst max/min ratio %.2f over %d stable windows", worst, judged)

@@ -112,3 +112,11 @@ func (r *Result) unshown(why string) {
 	}
 	r.Unshown = append(r.Unshown, why)
 }
+
+// nothingToJudge records that the timeline holds nothing of what the rule judges (no fault, no
+// deletion, no load): the verdict is INCONCLUSIVE, and observed says what was missing.
+func (r *Result) nothingToJudge(observed string) {
+	r.Observed = observed
+	r.At = nil
+	r.unshown(observed)
+}

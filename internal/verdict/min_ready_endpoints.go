@@ -27,8 +27,7 @@ func judgeMinReadyEndpoints(in Input) Result {
 	r := Result{Status: Pass, Expected: fmt.Sprintf("≥ %d ready endpoints at every moment of the load", need)}
 	load, ok := in.loadSpan()
 	if !ok {
-		r.Observed = "no load on the timeline: nothing to judge"
-		r.failAt(0)
+		r.nothingToJudge("no load on the timeline: nothing to judge")
 		return r
 	}
 	eps := buildEndpoints(in.Entries)

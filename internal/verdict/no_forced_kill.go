@@ -76,8 +76,7 @@ func judgeNoForcedKill(in Input) Result {
 		}
 	}
 	if judged == 0 {
-		r.Observed = "no pod was deleted: nothing to judge"
-		r.failAt(0)
+		r.nothingToJudge("no pod was deleted: nothing to judge")
 		return r
 	}
 	if expectForced && forced == 0 {

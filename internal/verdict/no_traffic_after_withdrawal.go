@@ -65,9 +65,10 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	eps := buildEndpoints(in.Entries)
 	spans := withdrawnSpans(eps)
 	if len(spans) == 0 {
-		r.Observed = "no endpoint was withdrawn during the run: nothing to judge"
 		if in.Params.Bool("require-withdrawal", true) {
-			r.failAt(0)
+			r.nothingToJudge("no endpoint was withdrawn during the run: nothing to judge")
+		} else {
+			r.Observed = "no endpoint was withdrawn during the run: nothing to judge"
 		}
 		return r
 	}

@@ -47,8 +47,7 @@ func judgeReadinessNotWithdrawn(in Input) Result {
 		load, ok := in.loadSpan()
 		if !ok {
 			r.Expected = "every endpoint stays ready during the load"
-			r.Observed = "no load and no fault on the timeline: nothing to judge"
-			r.failAt(0)
+			r.nothingToJudge("no load and no fault on the timeline: nothing to judge")
 			return r
 		}
 		spans = append(spans, span{nil, load.Start, load.End})

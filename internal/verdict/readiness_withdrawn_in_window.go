@@ -47,8 +47,7 @@ func judgeReadinessWithdrawn(in Input) Result {
 	tol := in.Params.Duration("tolerance", 250*time.Millisecond)
 	r.Expected = fmt.Sprintf("endpoint ready=false %s–%s after the fault starts %s", dur(w.Min), dur(deadline), windowWords(w))
 	if len(faults) == 0 {
-		r.Observed = "no fault was injected: nothing to judge"
-		r.failAt(0)
+		r.nothingToJudge("no fault was injected: nothing to judge")
 		return r
 	}
 	eps := buildEndpoints(in.Entries)

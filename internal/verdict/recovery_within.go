@@ -122,8 +122,7 @@ func judgeRecoveryWithin(in Input) Result {
 	}
 	if len(faults) == 0 {
 		r.Expected = "a fault to recover from"
-		r.Observed = "no fault was injected: nothing to judge"
-		r.failAt(0)
+		r.nothingToJudge("no fault was injected: nothing to judge")
 		return r
 	}
 	r.Expected = strings.Join(expected, "; ")

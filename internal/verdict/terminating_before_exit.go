@@ -75,8 +75,7 @@ func judgeTerminatingBeforeExit(in Input) Result {
 		observed = append(observed, fmt.Sprintf("%s withdrawn %s before exit", name, dur(lead)))
 	}
 	if judged == 0 {
-		r.Observed = "no pod was deleted: nothing to judge"
-		r.failAt(0)
+		r.nothingToJudge("no pod was deleted: nothing to judge")
 		return r
 	}
 	r.Observed = strings.Join(observed, "; ")
