@@ -38,8 +38,12 @@ func (x containerExit) latestExit() time.Duration {
 
 // podLife is what the timeline says about one pod's lifecycle.
 type podLife struct {
-	Name       string
-	Created    *mark
+	Name string
+	// Created and FirstReady mark when the harness saw them; CreatedAt and ReadyAt are when the API
+	// says they happened (the creationTimestamp and the Ready condition's lastTransitionTime, on the
+	// timeline's clock), also for pods that existed before the observers started.
+	CreatedAt, ReadyAt *time.Duration
+	Created            *mark
 	FirstReady *mark
 	ReadyMarks []mark // every transition to ready=true
 	Deleting   *mark
@@ -106,6 +110,8 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 			case c.Field == "created":
 				if p.Created == nil {
 					p.Created = &m
+					at := apiOffset(e)
+					p.CreatedAt = &at
 				}
 			case c.Field == "deleting":
 				if p.Deleting == nil {
@@ -122,6 +128,9 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 			case isReadyField(c.Field) && strings.EqualFold(c.To, "true"):
 				if p.FirstReady == nil {
 					p.FirstReady = &m
+				}
+				if at := apiOffset(e); p.ReadyAt == nil || at < *p.ReadyAt {
+					p.ReadyAt = &at
 				}
 				p.ReadyMarks = append(p.ReadyMarks, m)
 			case strings.HasPrefix(c.Field, "container/") && strings.HasSuffix(c.Field, "/state") &&
@@ -140,6 +149,30 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 		}
 	}
 	return pods
+}
+
+// apiOffset is when e's change happened by the API's clock (its APITime), as an offset on the
+// timeline; e.T when the entry carries no API time.
+func apiOffset(e timeline.Entry) time.Duration {
+	if e.APITime != nil && !e.At.IsZero() {
+		return e.T + e.APITime.Sub(e.At)
+	}
+	return e.T
+}
+
+// bootstrapBefore is the slowest creation-to-ready time of the pods that were ready by t, as the
+// API dated them, and how many pods it was measured on.
+func bootstrapBefore(pods map[string]*podLife, t time.Duration) (time.Duration, int) {
+	var slowest time.Duration
+	n := 0
+	for _, p := range pods {
+		if p.CreatedAt == nil || p.ReadyAt == nil || *p.ReadyAt > t || *p.ReadyAt < *p.CreatedAt {
+			continue
+		}
+		n++
+		slowest = max(slowest, *p.ReadyAt-*p.CreatedAt)
+	}
+	return slowest, n
 }
 
 func isReadyField(f string) bool {

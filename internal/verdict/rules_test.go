@@ -177,6 +177,11 @@ func TestRules(t *testing.T) {
 		{name: "pod delete replaced", rule: "recovery-within",
 			run:  base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Created(11*s, "d").Ready(13*s, "d"),
 			want: verdict.Pass, figures: map[string]float64{"recovery_s": 3}},
+		// The pods booted in 0.8s: the replacement is due 4s + 0.8s + 1s = 5.8s after the deletion,
+		// not after the whole startup budget.
+		{name: "pod delete replaced slower than this run's pods booted", rule: "recovery-within",
+			run:  base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Created(11*s, "d").Ready(17*s, "d"),
+			want: verdict.Fail, at: 17 * s, observed: "LATE"},
 		{name: "flapping: chain judged by its last fault", rule: "recovery-within", params: map[string]string{"within": "6s"},
 			run: base().Inject(10*s, "db-down", "").NotReady(12*s, "a", "b", "c").Revert(13*s, "db-down", "").
 				Inject(18*s, "db-down", "").Revert(21*s, "db-down", "").Ready(24*s, "a", "b", "c"),
@@ -200,7 +205,7 @@ func TestRules(t *testing.T) {
 		{name: "baseline not reached", rule: "recovery-within",
 			run: base().NotReady(8*s, "a", "b", "c").Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").
 				Ready(12*s, "b", "c"),
-			want: verdict.Fail, at: 44 * s, observed: "not recovered"},
+			want: verdict.Fail, at: ms(15800), observed: "not recovered"},
 		{name: "within param", rule: "recovery-within", params: map[string]string{"within": "1s"},
 			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(20*s, "db-latency", "").Ready(22*s, "a"),
 			want: verdict.Fail, at: 22 * s},
