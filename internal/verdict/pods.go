@@ -44,13 +44,13 @@ type podLife struct {
 	// timeline's clock), also for pods that existed before the observers started.
 	CreatedAt, ReadyAt *time.Duration
 	Created            *mark
-	FirstReady *mark
-	ReadyMarks []mark // every transition to ready=true
-	Deleting   *mark
-	Grace      *time.Duration
-	Exits      []containerExit
-	Deleted    *mark
-	Restarts   []timeline.Entry
+	FirstReady         *mark
+	ReadyMarks         []mark // every transition to ready=true
+	Deleting           *mark
+	Grace              *time.Duration
+	Exits              []containerExit
+	Deleted            *mark
+	Restarts           []timeline.Entry
 }
 
 // readyBetween reports whether the pod turned ready in (from, to].
