@@ -22,6 +22,18 @@ func TestRunBadInputExitsTwoWithOneLine(t *testing.T) {
 	badScenario := writeRunInput(t, "mine.yaml", "name: mine\nload:\n  rate: fast\n  duration: 10s\nexpect: [no-liveness-restarts]\n")
 	badTarget := writeRunInput(t, "target.yaml", "name: app\nport: 8080\n")
 	oldTarget := writeRunInput(t, "target.yaml", "name: app\nimage: app:1\nport: 8080\n")
+	appYAML, _ := filepath.Abs("../deploy/testdata/app/app.yaml")
+	selectsNothing := writeRunInput(t, "target.yaml", "name: app\nmanifests: ["+appYAML+"]\nworkload: statefulset/db\nservice: web\n")
+	noDependency := writeRunInput(t, "target.yaml", "name: app\nmanifests: ["+appYAML+"]\nworkload: deployment/web\nservice: web\n"+
+		"dependencies: [{name: cache, service: redis, port: 6379}]\n")
+	brokenKustomize := filepath.Join(t.TempDir(), "k")
+	if err := os.Mkdir(brokenKustomize, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(brokenKustomize, "kustomization.yaml"), []byte("resources: [missing.yaml]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kustomizeError := writeRunInput(t, "target.yaml", "name: app\nmanifests: ["+brokenKustomize+"]\nworkload: deployment/web\nservice: web\n")
 	noManifests := writeRunInput(t, "target.yaml", "name: app\nmanifests: [missing/]\nworkload: deployment/app\nservice: app\n")
 	// A kubeconfig whose API server does not answer (nothing listens on 127.0.0.1:1).
 	deadCluster := writeRunInput(t, "kubeconfig", `apiVersion: v1
@@ -43,6 +55,9 @@ current-context: dead
 		{"bad target file", []string{"run", "--target", badTarget}, "probegate: " + badTarget + ":1: manifests: missing required field"},
 		{"first-format target file", []string{"run", "--target", oldTarget}, "probegate: " + oldTarget + ":2: image: no longer a target file field: name your own manifests"},
 		{"target manifests missing", []string{"run", "--target", noManifests}, "probegate: target app: manifests: stat "},
+		{"service selecting nothing", []string{"run", "--target", selectsNothing}, "probegate: target app: service web selects app=web, which the pods of statefulset/db do not carry"},
+		{"missing dependency service", []string{"run", "--target", noDependency}, "probegate: target app: dependency cache: service redis: not in the manifests"},
+		{"kustomize error", []string{"run", "--target", kustomizeError}, "probegate: target app: manifests: " + brokenKustomize + ": kustomize: "},
 		{"image without target", []string{"run", "--image", "a=b"}, "probegate: --image swaps images of your own manifests: it needs --target"},
 		{"malformed image swap", []string{"run", "--target", noManifests, "--image", "nginx"}, `probegate: --image "nginx": want OLD=NEW`},
 		{"variant with target", []string{"run", "--target", badTarget, "--variant", "good"}, "probegate: --variant selects a bundled fixture variant"},
