@@ -1,6 +1,8 @@
 package observers
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"time"
 
@@ -123,7 +125,8 @@ func (x *endpointObserver) sliceChanged(s stamp, name string, sl *discoveryv1.En
 	} else {
 		x.slices[name] = now
 	}
-	for k, info := range now {
+	for _, k := range sortedKeys(now) {
+		info := now[k]
 		if p, ok := x.pending[k]; ok {
 			p.timer.Stop()
 			delete(x.pending, k)
@@ -137,7 +140,7 @@ func (x *endpointObserver) sliceChanged(s stamp, name string, sl *discoveryv1.En
 			x.emit(s, api, k, info, timeline.EndpointChanged, &prev.state, &info.state)
 		}
 	}
-	for k := range before {
+	for _, k := range sortedKeys(before) {
 		if _, still := now[k]; still {
 			continue
 		}
@@ -154,6 +157,19 @@ func (x *endpointObserver) sliceChanged(s stamp, name string, sl *discoveryv1.En
 		}
 		x.holdRemoval(s, api, k)
 	}
+}
+
+// sortedKeys orders a slice's endpoints by address, then pod: one slice's changes reach the
+// timeline in the same order on every run.
+func sortedKeys(m map[endpointKey]endpointInfo) []endpointKey {
+	keys := make([]endpointKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b endpointKey) int {
+		return cmp.Or(cmp.Compare(a.address, b.address), cmp.Compare(a.pod, b.pod))
+	})
+	return keys
 }
 
 // elsewhere finds the endpoint in any slice still holding it.
