@@ -67,7 +67,7 @@ dependencies:
 	code, stdout, stderr := runMain(t, "run", "--target", target, "--scenario", "db-slowness", "--out", out)
 	t.Logf("stdout:\n%s\nstderr (tail): %s", stdout, tail(stderr, 3000))
 	if code != 0 {
-		t.Errorf("exit %d, want 0 (PASS)", code)
+		t.Fatalf("exit %d, want 0 (PASS)", code)
 	}
 	f, err := os.Open(filepath.Join(out, reports.ReportFile))
 	if err != nil {

@@ -169,6 +169,14 @@ func TestAppInstanceScalesAndPinsTheAutoscaler(t *testing.T) {
 			}
 		}
 	}
+	for _, o := range objs {
+		ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
+		for _, p := range ports {
+			if np, ok := p.(map[string]any)["nodePort"]; ok {
+				t.Errorf("%s keeps nodePort %v: parallel scenarios would fight over it", o.GetName(), np)
+			}
+		}
+	}
 	if n := replicasOf(app.Workload); n != 2 {
 		t.Errorf("the loaded workload changed: replicas %d", n)
 	}

@@ -154,13 +154,17 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 	return ep, nil
 }
 
-// instance is a deep copy of the app's objects for one scenario, with the workload scaled. A
+// instance is a deep copy of the app's objects for one scenario, with the workload scaled and no
+// fixed node ports. A
 // HorizontalPodAutoscaler of the workload is pinned to that count: the scenarios judge a fixed set
 // of replicas, and an autoscaler (without metrics on kind) would otherwise move it.
 func (app *App) instance(replicas int32) []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, len(app.Objects))
 	for i, o := range app.Objects {
 		out[i] = o.DeepCopy()
+		if o.GetKind() == "Service" {
+			freeNodePorts(out[i])
+		}
 		if replicas <= 0 {
 			continue
 		}
@@ -173,6 +177,20 @@ func (app *App) instance(replicas int32) []*unstructured.Unstructured {
 		}
 	}
 	return out
+}
+
+// freeNodePorts drops fixed nodePorts from a Service: every scenario runs its own copy side by
+// side, and a node port can be held by one Service only; the API allocates free ones instead.
+func freeNodePorts(svc *unstructured.Unstructured) {
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	for _, p := range ports {
+		if m, ok := p.(map[string]any); ok {
+			delete(m, "nodePort")
+		}
+	}
+	if len(ports) > 0 {
+		_ = unstructured.SetNestedSlice(svc.Object, ports, "spec", "ports")
+	}
 }
 
 // scales reports whether o is a HorizontalPodAutoscaler of the workload.
