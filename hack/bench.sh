@@ -4,6 +4,10 @@
 # First the cluster figures (warm delete and create: this recreates the local cluster), then the Go
 # benchmarks, which print their own FIGURE lines (some need the cluster; they reuse it).
 # BENCH_SKIP_CLUSTER=1 skips the cluster timing; BENCH_FILTER narrows the Go benchmarks (regexp).
+# The lint figures (lint-precision, lint-recall, lint-seconds-per-mb) come from BenchmarkLintCorpus in
+# internal/lint: it fetches the real-world corpus (internal/lint/testdata/real/corpus.txt) through the
+# Go module cache and scores it against labels.txt; modules that cannot be downloaded are left out.
+# Only those: BENCH_SKIP_CLUSTER=1 BENCH_FILTER=LintCorpus hack/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source hack/lib/common.sh

@@ -38,12 +38,14 @@ func newLintCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lint [FILE|DIR|-]...",
 		Short: "Check probe timing, dependencies and shutdown settings statically",
-		Long: `lint reads Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, Pods and Services
-from YAML files and directories (multi-document; "-" is stdin) or, with --namespace, from a live
-namespace, and checks their probes against the probe contract: liveness windows against readiness
+		Long: `lint reads every workload with a pod template (Deployments, StatefulSets, DaemonSets, Jobs, CronJobs,
+Pods, Argo Rollouts, ...) and the Services routing to them from YAML files and directories
+(multi-document; "-" is stdin) or, with --namespace, from a live namespace; other kinds are skipped
+and counted. It checks their probes against the probe contract: liveness windows against readiness
 windows, startup budgets against measured cold starts, dependency checks behind 1 s timeouts, grace
-periods against withdrawal + drain + cleanup, and more. Each finding names the probegate scenario that confirms it
-on a real cluster.
+periods against withdrawal + drain + cleanup, and more. Each finding says how to fix it with the
+manifest's own numbers; for the bundled fixture (or with --target) it also names the probegate
+scenario that would confirm it on a real cluster.
 
 Targets declare facts lint cannot see with annotations on the workload or its pod template (the
 timing ones are the same the harness's timing oracle reads; durations are "5", "2.5" or "1500ms"):

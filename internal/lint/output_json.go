@@ -6,8 +6,9 @@ import (
 )
 
 // JSONSchemaVersion is the version of the `-o json` document; it changes when a field changes meaning
-// or disappears.
-const JSONSchemaVersion = 1
+// or disappears. 2 added version, unknownKinds, errors, suppressed, and per finding probe, fix and
+// suppressed; confirm became optional (only a command that can run as printed).
+const JSONSchemaVersion = 2
 
 // jsonReport is the `-o json` document.
 type jsonReport struct {
