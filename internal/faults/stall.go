@@ -14,6 +14,37 @@ import (
 	"github.com/probegate/probegate/internal/timeline"
 )
 
+// TypeStall blocks the target's worker loop on one pod.
+const TypeStall = "stall"
+
+func init() {
+	Register(Definition{
+		Type: TypeStall,
+		Doc:  "blocks the target's worker loop on one pod through its admin endpoint, so its heartbeat stops while the process stays up",
+		Params: []Param{
+			podParam,
+			{Name: "d", Kind: KindDuration, Doc: "stall length (default: the fault's duration, else 5s)"},
+		},
+		Needs:    []Capability{NeedsAdminEndpoint},
+		Proof:    "the heartbeat age the pod's /admin/state reports",
+		Explains: []timeline.RestartCause{timeline.CauseLiveness},
+		Build: func(a Args) (Fault, error) {
+			if a.Env.Config == nil {
+				return nil, fmt.Errorf("stall: no REST config to port-forward with")
+			}
+			d := a.Duration("d", a.Spec.Duration)
+			if d == 0 {
+				d = 5 * time.Second
+			}
+			st := NewStall(a.Rec, a.Pods, a.Env.AdminPort, d, RESTForwarder(a.Env.Config))
+			if a.Env.StallPath != "" {
+				st.Path = a.Env.StallPath
+			}
+			return st, nil
+		},
+	})
+}
+
 // Forwarder opens a local address that reaches port of a pod (PortForward, or a fake in tests).
 type Forwarder func(ctx context.Context, namespace, pod string, port int) (addr string, stop func(), err error)
 
