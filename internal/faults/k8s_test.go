@@ -143,7 +143,7 @@ func TestEvictRefusedByBudgetIsASkip(t *testing.T) {
 		t.Fatalf("Refused() = %q", f.Refused())
 	}
 	acts := tl.Filter(timeline.KindFault)
-	if len(acts) != 1 || acts[0].Fault.Action != "skip" || !strings.Contains(acts[0].Fault.Detail, "429") {
+	if len(acts) != 1 || acts[0].Fault.Action != timeline.FaultSkip || !strings.Contains(acts[0].Fault.Detail, "429") {
 		t.Fatalf("timeline = %+v", acts)
 	}
 }
@@ -569,7 +569,7 @@ func TestFreezeRevertWhenProcessIsGone(t *testing.T) {
 	}
 	acts := tl.Filter(timeline.KindFault)
 	last := acts[len(acts)-1].Fault
-	if last.Action != "revert" || !strings.Contains(last.Detail, "gone") {
+	if last.Action != timeline.FaultRevert || !strings.Contains(last.Detail, "gone") {
 		t.Fatalf("last action = %+v", last)
 	}
 }
