@@ -77,13 +77,6 @@ func (s *state) end(injected bool) {
 	s.mu.Unlock()
 }
 
-// Injected reports whether the fault is currently injected.
-func (s *state) Injected() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.injected
-}
-
 // proof records a proof of effect, an observe action: ok says whether the fault's effect was
 // measured (ParamEffect EffectConfirmed) or not (EffectNotObserved); phase is PhaseDuring, PhaseAfter,
 // or "" for a one-shot fault. detail says in words what was measured, with its numbers.

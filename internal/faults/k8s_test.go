@@ -585,8 +585,8 @@ func TestFreezeRevertFailsWhileTheProcessIsStillThere(t *testing.T) {
 		t.Fatal(err)
 	}
 	node.deny = true // SIGCONT fails, and the task still runs pid 4242: the process stays frozen
-	if err := f.Revert(context.Background()); err == nil || !f.Injected() {
-		t.Fatalf("a failed resume of a live process was taken for a gone one: err %v, injected %v", err, f.Injected())
+	if err := f.Revert(context.Background()); err == nil || !f.injected {
+		t.Fatalf("a failed resume of a live process was taken for a gone one: err %v, injected %v", err, f.injected)
 	}
 	if acts := tl.Filter(timeline.KindFault); acts[len(acts)-1].Fault.Action == timeline.FaultRevert {
 		t.Fatalf("revert recorded although the process is still stopped: %+v", acts[len(acts)-1].Fault)
