@@ -65,7 +65,7 @@ type Capability struct {
 // The capabilities faults need.
 var (
 	// NeedsToxiproxy is a toxiproxy in front of the dependency the fault's "dependency" param names.
-	NeedsToxiproxy = Capability{Name: "toxiproxy", Doc: "a toxiproxy in front of the dependency (declared in the target file)",
+	NeedsToxiproxy = Capability{Name: "toxiproxy", Doc: "a toxiproxy in front of the dependency, declared in the target file",
 		missing: func(env Env, params map[string]string) string {
 			_, skip := env.proxy(params["dependency"])
 			return skip
