@@ -449,13 +449,3 @@ func (r *Runner) logger() *slog.Logger {
 	}
 	return slog.Default()
 }
-
-// Failed reports whether any verdict of rep failed.
-func Failed(rep *reports.ScenarioReport) bool {
-	for _, v := range rep.Verdicts {
-		if v.Status == verdict.Fail {
-			return true
-		}
-	}
-	return false
-}
