@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -185,7 +186,7 @@ func (c *ColdStart) observeBootstrap(ctx context.Context, d *appsv1.Deployment, 
 		} else if wctx.Err() == nil {
 			lastErr = err
 		}
-		if sleepCtx(wctx, bootPoll) != nil {
+		if pause.For(wctx, bootPoll) != nil {
 			break
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/loadgen"
 )
@@ -119,7 +120,7 @@ func (f *Overload) Inject(ctx context.Context) error {
 	if f.For > 0 {
 		window = min(window, f.For/2)
 	}
-	cancelled := sleepCtx(ctx, window) != nil
+	cancelled := pause.For(ctx, window) != nil
 	f.observe(before, meter.Counts(), time.Since(start), cancelled)
 	return nil
 }

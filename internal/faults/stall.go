@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -123,7 +124,7 @@ func (s *Stall) Inject(ctx context.Context) error {
 	if wait <= 0 {
 		wait = min(2*time.Second, s.For/2)
 	}
-	if err := sleepCtx(ctx, wait); err != nil {
+	if err := pause.For(ctx, wait); err != nil {
 		s.proof(s.pod, s.pod, timeline.PhaseDuring, false,
 			fmt.Sprintf("heartbeat not read: the run was cancelled within the %s wait after the stall began", wait), map[string]string{"error": err.Error()})
 		return nil
@@ -199,17 +200,6 @@ func (s *Stall) admin(ctx context.Context, pod, method, path string) ([]byte, in
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64*1024))
 	return body, resp.StatusCode, err
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // adminClient talks to port-forwarded loopback addresses only; environment proxies are ignored.

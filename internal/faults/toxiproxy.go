@@ -10,6 +10,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -152,7 +153,7 @@ func observeRecovery(ctx context.Context, rec Recorder, target string, probe DBP
 	for attempt < recoveryAttempts {
 		attempt++
 		d, err = probe.Measure(ctx)
-		if healthy(d, err) || attempt == recoveryAttempts || sleepCtx(ctx, recoveryPause) != nil {
+		if healthy(d, err) || attempt == recoveryAttempts || pause.For(ctx, recoveryPause) != nil {
 			break
 		}
 	}
