@@ -3,8 +3,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/probegate/probegate/internal/faults"
 )
 
 func writeRunInput(t *testing.T, name, body string) string {
@@ -82,6 +85,29 @@ current-context: dead
 				t.Errorf("stderr has %d lines, want 1: %q", n, stderr)
 			}
 		})
+	}
+}
+
+func TestListFaultsFollowsTheRegistry(t *testing.T) {
+	root := newRoot()
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetArgs([]string{"list", "--faults", "-o", "name"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Fields(out.String()), faults.Types(); !slices.Equal(got, want) {
+		t.Fatalf("list --faults -o name = %v, want %v", got, want)
+	}
+	root = newRoot()
+	out.Reset()
+	root.SetOut(&out)
+	root.SetArgs([]string{"list", "--faults"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "cold-start") || !strings.Contains(out.String(), "bootstrap*") {
+		t.Fatalf("list --faults:\n%s", out.String())
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +19,34 @@ import (
 
 // DefaultBootstrapEnv is the bundled target's setting for its simulated bootstrap work.
 const DefaultBootstrapEnv = "BOOTSTRAP_DURATION"
+
+// TypeColdStart rolls the Deployment with a longer bootstrap.
+const TypeColdStart = "cold-start"
+
+func init() {
+	Register(Definition{
+		Type: TypeColdStart,
+		Doc:  "rolls the Deployment with a longer bootstrap, so every new pod starts cold (the startup probe must cover it)",
+		Params: []Param{
+			{Name: "bootstrap", Kind: KindDuration, Required: true, Doc: "bootstrap time of the new pods (required)"},
+			{Name: "env", Kind: KindString, Doc: "the env var holding it (default " + DefaultBootstrapEnv + ")"},
+			{Name: "restore", Kind: KindBool, Doc: "roll back to the old value on revert (default true)"},
+		},
+		Needs:    []Capability{NeedsDeployment},
+		Proof:    "the first new pod's time from creation to its container starting and from there to ready",
+		Explains: []timeline.RestartCause{timeline.CauseDeletion},
+		Build: func(a Args) (Fault, error) {
+			f := NewColdStart(a.Rec, a.Env.Client, a.Env.Namespace, a.Env.Deployment, a.Env.Container, a.Duration("bootstrap", 0))
+			if v, ok := a.Param("env"); ok {
+				f.Env = v
+			}
+			if v, ok := a.Param("restore"); ok {
+				f.Restore, _ = strconv.ParseBool(v)
+			}
+			return f, nil
+		},
+	})
+}
 
 // ColdStart rolls the Deployment with a longer bootstrap: it sets the container's bootstrap env var
 // to Bootstrap, so every new pod starts cold (the startup probe must cover it). Revert restores the
@@ -156,7 +186,7 @@ func (c *ColdStart) observeBootstrap(ctx context.Context, d *appsv1.Deployment, 
 		} else if wctx.Err() == nil {
 			lastErr = err
 		}
-		if sleepCtx(wctx, bootPoll) != nil {
+		if pause.For(wctx, bootPoll) != nil {
 			break
 		}
 	}

@@ -9,6 +9,26 @@ import (
 	"github.com/probegate/probegate/internal/timeline"
 )
 
+// TypeDBDown takes the database away.
+const TypeDBDown = "db-down"
+
+func init() {
+	Register(Definition{
+		Type:   TypeDBDown,
+		Doc:    "takes a dependency away: its toxiproxy proxy is disabled, closing every connection and refusing new ones",
+		Params: []Param{dependencyParam},
+		Needs:  []Capability{NeedsToxiproxy},
+		Proof:  "a PostgreSQL round trip through the proxy gets no answer (a tcp dependency's is not measured)",
+		Build: func(a Args) (Fault, error) {
+			client, proxy, err := dbTarget(a)
+			if err != nil {
+				return nil, err
+			}
+			return NewDBDown(a.Rec, client, proxy.Name, a.Env.dbProbe(client, proxy, 3*time.Second)), nil
+		},
+	})
+}
+
 // DBDown takes the database away: the toxiproxy proxy is disabled, which closes every connection
 // through it and refuses new ones. Proof of effect: probe cannot get an answer.
 type DBDown struct {

@@ -6,6 +6,32 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 )
 
+// TypeDBLatency slows the database's replies.
+const TypeDBLatency = "db-latency"
+
+func init() {
+	Register(Definition{
+		Type: TypeDBLatency,
+		Doc:  "slows every reply from a dependency by a latency (± jitter) with a toxiproxy latency toxic",
+		Params: []Param{
+			{Name: "latency", Kind: KindDuration, Doc: "added to every DB reply (default 1s)"},
+			{Name: "jitter", Kind: KindDuration, Doc: "± random jitter"},
+			dependencyParam,
+		},
+		Needs: []Capability{NeedsToxiproxy},
+		Proof: "a PostgreSQL round trip through the proxy takes at least the latency (a tcp dependency's is not measured)",
+		Build: func(a Args) (Fault, error) {
+			client, proxy, err := dbTarget(a)
+			if err != nil {
+				return nil, err
+			}
+			latency := a.Duration("latency", time.Second)
+			probe := a.Env.dbProbe(client, proxy, latency+5*time.Second)
+			return NewDBLatency(a.Rec, client, proxy.Name, latency, a.Duration("jitter", 0), probe), nil
+		},
+	})
+}
+
 // NewDBLatency slows every reply from the database by latency (± jitter) with a toxiproxy latency
 // toxic on proxy. Proof of effect: probe's round trip through the proxy takes at least latency.
 func NewDBLatency(rec Recorder, client *toxiproxy.Client, proxy string, latency, jitter time.Duration, probe DBProbe) Fault {

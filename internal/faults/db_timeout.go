@@ -6,6 +6,29 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 )
 
+// TypeDBTimeout makes the database stop answering.
+const TypeDBTimeout = "db-timeout"
+
+func init() {
+	Register(Definition{
+		Type: TypeDBTimeout,
+		Doc:  "makes a dependency stop answering with a toxiproxy timeout toxic (replies swallowed, connections held or closed)",
+		Params: []Param{
+			{Name: "timeout", Kind: KindDuration, Doc: "close connections after this (default 0: hold them open)"},
+			dependencyParam,
+		},
+		Needs: []Capability{NeedsToxiproxy},
+		Proof: "a PostgreSQL round trip through the proxy gets no reply (a tcp dependency's is not measured)",
+		Build: func(a Args) (Fault, error) {
+			client, proxy, err := dbTarget(a)
+			if err != nil {
+				return nil, err
+			}
+			return NewDBTimeout(a.Rec, client, proxy.Name, a.Duration("timeout", 0), a.Env.dbProbe(client, proxy, 3*time.Second)), nil
+		},
+	})
+}
+
 // NewDBTimeout makes the database stop answering: a toxiproxy timeout toxic swallows every reply and,
 // when closeAfter > 0, closes the connection after it (0 holds it open until reverted). Proof of
 // effect: probe gets no reply.

@@ -11,6 +11,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// TypeEvict evicts one pod through the Eviction API.
+const TypeEvict = "evict"
+
+func init() {
+	Register(Definition{
+		Type:     TypeEvict,
+		Doc:      "evicts one pod through the Eviction API, which honours PodDisruptionBudgets (a refusal is recorded as a skip)",
+		Params:   []Param{podParam, graceParam},
+		Proof:    "the pod's deletion timestamp and grace period as the API reports them right after",
+		Explains: []timeline.RestartCause{timeline.CauseEviction},
+		Build: func(a Args) (Fault, error) {
+			return NewEvict(a.Rec, a.Pods, a.OptDuration("grace")), nil
+		},
+	})
+}
+
 // Evict evicts one pod through the Eviction API (policy/v1), which honours PodDisruptionBudgets. A
 // refusal (HTTP 429: the budget allows no disruption now) is not an error of the harness: it is
 // recorded as a skip saying so, and Refused reports it. One-shot: Revert has nothing to undo.

@@ -1,8 +1,9 @@
 // Package faults injects the failures probegate tests probes against: database slowness, timeouts and
 // outages through toxiproxy, event-loop stalls through the target's admin port, process freezes
 // through the node's container runtime, cold starts, pod deletions, evictions, rolling updates and
-// overload. Each fault type lives in its own file and implements Fault: Inject and Revert are
-// idempotent and write every action (inject, observe = proof of effect, revert, skip) onto the
+// overload. Each fault type lives in its own file, registers itself there (see Definition: its
+// parameters, the target capabilities it needs, its proof of effect, the restart causes it explains)
+// and implements Fault: Inject and Revert are idempotent and write every action (inject, observe = proof of effect, revert, skip) onto the
 // timeline with the instant it happened. The runner's fault schedule (internal/runner) reverts
 // whatever is still injected on teardown, on panic and on Ctrl-C.
 package faults
@@ -13,20 +14,6 @@ import (
 	"sync"
 
 	"github.com/probegate/probegate/internal/timeline"
-)
-
-// Fault types, as scenarios name them.
-const (
-	TypeDBLatency     = "db-latency"
-	TypeDBTimeout     = "db-timeout"
-	TypeDBDown        = "db-down"
-	TypeStall         = "stall"
-	TypeFreeze        = "freeze"
-	TypeColdStart     = "cold-start"
-	TypePodDelete     = "pod-delete"
-	TypeEvict         = "evict"
-	TypeRollingUpdate = "rolling-update"
-	TypeOverload      = "overload"
 )
 
 // Fault is one injectable failure. Inject and Revert are idempotent: a second Inject, or a Revert of
@@ -88,13 +75,6 @@ func (s *state) begin(inject bool) bool {
 func (s *state) end(injected bool) {
 	s.injected = injected
 	s.mu.Unlock()
-}
-
-// Injected reports whether the fault is currently injected.
-func (s *state) Injected() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.injected
 }
 
 // proof records a proof of effect, an observe action: ok says whether the fault's effect was

@@ -13,6 +13,30 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// TypeFreeze stops a container's process.
+const TypeFreeze = "freeze"
+
+func init() {
+	Register(Definition{
+		Type: TypeFreeze,
+		Doc:  "stops one pod's container process with SIGSTOP on the node (SIGCONT on revert), like a hung runtime",
+		Params: []Param{
+			podParam,
+			{Name: "container", Kind: KindString, Doc: "container to freeze (default the first)"},
+		},
+		Needs:    []Capability{NeedsNodeExec},
+		Proof:    "the process state in /proc/<pid>/status (T: stopped)",
+		Explains: []timeline.RestartCause{timeline.CauseLiveness},
+		Build: func(a Args) (Fault, error) {
+			ctr := a.Env.Container
+			if v, ok := a.Param("container"); ok {
+				ctr = v
+			}
+			return NewFreeze(a.Rec, a.Pods, ctr, a.Env.NodeExec), nil
+		},
+	})
+}
+
 // Freeze stops a container's process without its cooperation: SIGSTOP to its PID on the node (found
 // with `ctr -n k8s.io task ls` by the container's ID), SIGCONT on revert. The process keeps its
 // sockets but answers nothing, like a hung runtime; probes time out. Proof of effect: the process

@@ -143,7 +143,7 @@ func TestEvictRefusedByBudgetIsASkip(t *testing.T) {
 		t.Fatalf("Refused() = %q", f.Refused())
 	}
 	acts := tl.Filter(timeline.KindFault)
-	if len(acts) != 1 || acts[0].Fault.Action != "skip" || !strings.Contains(acts[0].Fault.Detail, "429") {
+	if len(acts) != 1 || acts[0].Fault.Action != timeline.FaultSkip || !strings.Contains(acts[0].Fault.Detail, "429") {
 		t.Fatalf("timeline = %+v", acts)
 	}
 }
@@ -569,7 +569,7 @@ func TestFreezeRevertWhenProcessIsGone(t *testing.T) {
 	}
 	acts := tl.Filter(timeline.KindFault)
 	last := acts[len(acts)-1].Fault
-	if last.Action != "revert" || !strings.Contains(last.Detail, "gone") {
+	if last.Action != timeline.FaultRevert || !strings.Contains(last.Detail, "gone") {
 		t.Fatalf("last action = %+v", last)
 	}
 }
@@ -585,8 +585,8 @@ func TestFreezeRevertFailsWhileTheProcessIsStillThere(t *testing.T) {
 		t.Fatal(err)
 	}
 	node.deny = true // SIGCONT fails, and the task still runs pid 4242: the process stays frozen
-	if err := f.Revert(context.Background()); err == nil || !f.Injected() {
-		t.Fatalf("a failed resume of a live process was taken for a gone one: err %v, injected %v", err, f.Injected())
+	if err := f.Revert(context.Background()); err == nil || !f.injected {
+		t.Fatalf("a failed resume of a live process was taken for a gone one: err %v, injected %v", err, f.injected)
 	}
 	if acts := tl.Filter(timeline.KindFault); acts[len(acts)-1].Fault.Action == timeline.FaultRevert {
 		t.Fatalf("revert recorded although the process is still stopped: %+v", acts[len(acts)-1].Fault)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/loadgen"
 )
@@ -21,6 +22,29 @@ type LoadMeter interface {
 // overloadReached is the share of the raised rate the load must actually send for the overload to
 // count as applied.
 const overloadReached = 0.8
+
+// TypeOverload raises the load above the target's capacity.
+const TypeOverload = "overload"
+
+func init() {
+	Register(Definition{
+		Type:   TypeOverload,
+		Doc:    "raises the load's rate above the target's capacity for the fault's window",
+		Params: []Param{{Name: "rate", Kind: KindNumber, Required: true, Doc: "the raised rate in requests per second (required)"}},
+		Needs:  []Capability{NeedsLoad},
+		Proof:  fmt.Sprintf("the rate the load actually sent over the first seconds reached %g%% of the raised rate", overloadReached*100),
+		Build: func(a Args) (Fault, error) {
+			v, _ := a.Param("rate")
+			rate, _ := strconv.ParseFloat(v, 64)
+			f := NewOverload(a.Rec, rate)
+			f.For = a.Spec.Duration
+			if a.Env.Load != nil {
+				f.SetLoad(a.Env.Load)
+			}
+			return f, nil
+		},
+	})
+}
 
 // Overload raises the load's rate above the target's capacity for the fault's window, through the
 // load generator's rate hook, and puts the previous rate back on revert. Proof of effect: the rate
@@ -96,7 +120,7 @@ func (f *Overload) Inject(ctx context.Context) error {
 	if f.For > 0 {
 		window = min(window, f.For/2)
 	}
-	cancelled := sleepCtx(ctx, window) != nil
+	cancelled := pause.For(ctx, window) != nil
 	f.observe(before, meter.Counts(), time.Since(start), cancelled)
 	return nil
 }

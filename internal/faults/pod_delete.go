@@ -10,6 +10,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// TypePodDelete deletes one pod.
+const TypePodDelete = "pod-delete"
+
+// graceParam overrides the grace period of a pod deletion or eviction.
+var graceParam = Param{Name: "grace", Kind: KindDuration, Doc: "grace period (default the pod's)"}
+
+func init() {
+	Register(Definition{
+		Type:     TypePodDelete,
+		Doc:      "deletes one pod, with a chosen grace period or the pod's own",
+		Params:   []Param{podParam, graceParam},
+		Proof:    "the pod's deletion timestamp and grace period as the API reports them right after",
+		Explains: []timeline.RestartCause{timeline.CauseDeletion},
+		Build: func(a Args) (Fault, error) {
+			return NewPodDelete(a.Rec, a.Pods, a.OptDuration("grace")), nil
+		},
+	})
+}
+
 // PodDelete deletes one pod, with a chosen grace period or the pod's own. It is one-shot: the
 // Deployment replaces the pod, and Revert has nothing to undo. Proof of effect: the pod's deletion
 // timestamp and grace period as the API reports them right after.

@@ -11,6 +11,9 @@ import (
 	"github.com/probegate/probegate/internal/seed"
 )
 
+// podParam names the pod a pod fault hits (see PodChoice).
+var podParam = Param{Name: "pod", Kind: KindPod, Doc: "random (default) or a pod name"}
+
 // PodChoice says which pod a pod fault hits: the named Pod, or (Pod "" or "random") one of the
 // running, ready pods matching Selector, chosen with Rand so that a seeded run picks the same one.
 // Names are sorted before the draw, so the choice is "the k-th pod by name".

@@ -15,6 +15,22 @@ import (
 // `kubectl rollout restart`): a no-op change that replaces every pod.
 const RestartedAtAnnotation = "probegate.dev/restartedAt"
 
+// TypeRollingUpdate rolls the Deployment.
+const TypeRollingUpdate = "rolling-update"
+
+func init() {
+	Register(Definition{
+		Type:     TypeRollingUpdate,
+		Doc:      "rolls the Deployment with a no-op pod-template change, as kubectl rollout restart does",
+		Needs:    []Capability{NeedsDeployment},
+		Proof:    "the controller observing the new generation, with the rollout under way",
+		Explains: []timeline.RestartCause{timeline.CauseDeletion},
+		Build: func(a Args) (Fault, error) {
+			return NewRollingUpdate(a.Rec, a.Env.Client, a.Env.Namespace, a.Env.Deployment), nil
+		},
+	})
+}
+
 // RollingUpdate rolls the Deployment with a no-op template change. One-shot: Revert has nothing to
 // undo (rolling back would be a second rollout). Proof of effect: the controller observing the new
 // generation.

@@ -8,6 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/probegate/probegate/internal/pause"
 )
 
 // rolloutObserveTimeout bounds how long a rollout fault waits to see its rollout start.
@@ -45,7 +47,7 @@ func waitObserved(ctx context.Context, client kubernetes.Interface, ns, name str
 		if err == nil && d.Status.ObservedGeneration >= generation {
 			return d, nil
 		}
-		if sleepCtx(ctx, 200*time.Millisecond) != nil {
+		if pause.For(ctx, 200*time.Millisecond) != nil {
 			return d, err
 		}
 	}

@@ -11,8 +11,40 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
 )
+
+// TypeStall blocks the target's worker loop on one pod.
+const TypeStall = "stall"
+
+func init() {
+	Register(Definition{
+		Type: TypeStall,
+		Doc:  "blocks the target's worker loop on one pod through its admin endpoint, so its heartbeat stops while the process stays up",
+		Params: []Param{
+			podParam,
+			{Name: "d", Kind: KindDuration, Doc: "stall length (default: the fault's duration, else 5s)"},
+		},
+		Needs:    []Capability{NeedsAdminEndpoint},
+		Proof:    "the heartbeat age the pod's /admin/state reports",
+		Explains: []timeline.RestartCause{timeline.CauseLiveness},
+		Build: func(a Args) (Fault, error) {
+			if a.Env.Config == nil {
+				return nil, fmt.Errorf("stall: no REST config to port-forward with")
+			}
+			d := a.Duration("d", a.Spec.Duration)
+			if d == 0 {
+				d = 5 * time.Second
+			}
+			st := NewStall(a.Rec, a.Pods, a.Env.AdminPort, d, RESTForwarder(a.Env.Config))
+			if a.Env.StallPath != "" {
+				st.Path = a.Env.StallPath
+			}
+			return st, nil
+		},
+	})
+}
 
 // Forwarder opens a local address that reaches port of a pod (PortForward, or a fake in tests).
 type Forwarder func(ctx context.Context, namespace, pod string, port int) (addr string, stop func(), err error)
@@ -92,7 +124,7 @@ func (s *Stall) Inject(ctx context.Context) error {
 	if wait <= 0 {
 		wait = min(2*time.Second, s.For/2)
 	}
-	if err := sleepCtx(ctx, wait); err != nil {
+	if err := pause.For(ctx, wait); err != nil {
 		s.proof(s.pod, s.pod, timeline.PhaseDuring, false,
 			fmt.Sprintf("heartbeat not read: the run was cancelled within the %s wait after the stall began", wait), map[string]string{"error": err.Error()})
 		return nil
@@ -168,17 +200,6 @@ func (s *Stall) admin(ctx context.Context, pod, method, path string) ([]byte, in
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64*1024))
 	return body, resp.StatusCode, err
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // adminClient talks to port-forwarded loopback addresses only; environment proxies are ignored.

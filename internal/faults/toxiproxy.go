@@ -10,8 +10,25 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
 )
+
+// dependencyParam picks the dependency a DB fault acts on (see Env.proxy).
+var dependencyParam = Param{Name: "dependency", Kind: KindString, Doc: "the target's dependency to act on (default its first; the fixture's database)"}
+
+// dbTarget returns the toxiproxy client and the proxy a DB fault acts on.
+func dbTarget(a Args) (*toxiproxy.Client, Proxy, error) {
+	proxy, skip := a.Env.proxy(a.Spec.Params["dependency"])
+	if skip != "" {
+		return nil, Proxy{}, errors.New(skip) // NeedsToxiproxy skips the fault before this
+	}
+	client, err := NewToxiproxyClient(a.Env.ToxiproxyURL)
+	if err != nil {
+		return nil, Proxy{}, err
+	}
+	return client, proxy, nil
+}
 
 // NewToxiproxyClient returns a client for the toxiproxy API at apiURL, which must be on a loopback
 // address (the port kind publishes on 127.0.0.1).
@@ -136,7 +153,7 @@ func observeRecovery(ctx context.Context, rec Recorder, target string, probe DBP
 	for attempt < recoveryAttempts {
 		attempt++
 		d, err = probe.Measure(ctx)
-		if healthy(d, err) || attempt == recoveryAttempts || sleepCtx(ctx, recoveryPause) != nil {
+		if healthy(d, err) || attempt == recoveryAttempts || pause.For(ctx, recoveryPause) != nil {
 			break
 		}
 	}

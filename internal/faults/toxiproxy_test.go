@@ -130,7 +130,7 @@ func TestDBLatencyInjectObserveRevert(t *testing.T) {
 		t.Fatalf("toxics after revert = %+v", ts)
 	}
 	acts := actions(tl)
-	want := []string{"inject", "observe", "revert", "observe"}
+	want := []string{timeline.FaultInject, timeline.FaultObserve, timeline.FaultRevert, timeline.FaultObserve}
 	if len(acts) != len(want) {
 		t.Fatalf("actions = %+v", acts)
 	}
@@ -205,7 +205,7 @@ func TestDBDownDisablesProxy(t *testing.T) {
 		t.Fatal("proxy still disabled after revert")
 	}
 	acts := actions(tl)
-	if len(acts) != 4 || acts[1].Action != "observe" || acts[1].Params["effect"] != "confirmed" {
+	if len(acts) != 4 || acts[1].Action != timeline.FaultObserve || acts[1].Params[timeline.ParamEffect] != timeline.EffectConfirmed {
 		t.Fatalf("actions = %+v", acts)
 	}
 	if acts[3].Params["effect"] != "confirmed" {

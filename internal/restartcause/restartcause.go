@@ -1,7 +1,8 @@
 // Package restartcause decides why a container instance ended, from the evidence on a timeline:
 // the pod status facts carried by the restart entry itself (lastState.terminated reason, exit code,
 // finishedAt), kubelet events (Killing "failed liveness probe", Unhealthy, Evicted), pod transitions
-// ("deleting", an Evicted phase) and the harness's own fault actions.
+// ("deleting", an Evicted phase) and the harness's own fault actions, read through the fault
+// registry (faults.Explains: which restart causes a fault type brings about).
 //
 // Status is ground truth; events are explanation and may arrive after the status or never (they are
 // aggregated and rate-limited). Attribute therefore works on whatever evidence is on the timeline at
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -98,7 +100,7 @@ func Attribute(r timeline.Entry, entries []timeline.Entry) (timeline.RestartCaus
 			}
 		}
 	}
-	faults, podFaults := activeFaults(r, entries)
+	active, podFaults := activeFaults(r, entries)
 
 	exit := fmt.Sprintf("exit code %d", c.ExitCode)
 	if c.Reason != "" {
@@ -116,12 +118,12 @@ func Attribute(r timeline.Entry, entries []timeline.Entry) (timeline.RestartCaus
 	}
 	if deleting {
 		note := "pod deletion (deletionTimestamp set or pod gone)"
-		if f := faultNamed(podFaults, "delete", "roll"); f != "" {
+		if f := explaining(podFaults, timeline.CauseDeletion); f != "" {
 			note += "; harness fault " + f
 		}
 		return timeline.CauseDeletion, fmt.Sprintf("%s; %s", note, exit)
 	}
-	if f := faultNamed(podFaults, "evict"); f != "" {
+	if f := explaining(podFaults, timeline.CauseEviction); f != "" {
 		return timeline.CauseEviction, fmt.Sprintf("harness fault %s; %s", f, exit)
 	}
 	killedBySignal := c.ExitCode == exitSIGKILL || c.ExitCode == exitSIGTERM || c.ExitCode == 0
@@ -138,8 +140,8 @@ func Attribute(r timeline.Entry, entries []timeline.Entry) (timeline.RestartCaus
 	if liveFails+startFail > 0 {
 		note = fmt.Sprintf("; %d probe failure event(s) seen but the exit code is the app's own", liveFails+startFail)
 	}
-	if len(faults) > 0 {
-		note += "; during harness fault " + strings.Join(faults, ",")
+	if len(active) > 0 {
+		note += "; during harness fault " + strings.Join(active, ",")
 	}
 	if c.ExitCode == exitSIGKILL {
 		return timeline.CauseUnknown, fmt.Sprintf("SIGKILL without a Killing event, not OOMKilled; %s%s", exit, note)
@@ -219,12 +221,12 @@ func activeFaults(r timeline.Entry, entries []timeline.Entry) (all, atPod []stri
 	return all, atPod
 }
 
-func faultNamed(faults []string, words ...string) string {
-	for _, f := range faults {
-		for _, w := range words {
-			if strings.Contains(strings.ToLower(f), w) {
-				return f
-			}
+// explaining returns the first of the fault types that, by its registration, brings about a restart
+// with cause in the pod it acts on; "" when none does.
+func explaining(types []string, cause timeline.RestartCause) string {
+	for _, t := range types {
+		if faults.Explains(t, cause) {
+			return t
 		}
 	}
 	return ""

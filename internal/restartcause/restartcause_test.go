@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -246,4 +247,23 @@ func TestPodGoneWithoutDeletingSeenIsDeletion(t *testing.T) {
 	x := r.add(2, timeline.Entry{Kind: timeline.KindRestart, Recovered: true, Restart: &timeline.ContainerRestart{Container: "app"}})
 	c, ev := attribute(t, r, x.Seq)
 	check(t, c, ev, timeline.CauseDeletion, "pod deletion")
+}
+
+// TestHarnessFaultsAttributeByTheirRegistration: an evict fault at the pod explains an eviction
+// even when the API's evidence was missed; a pod-delete (registered for deletions only) does not.
+func TestHarnessFaultsAttributeByTheirRegistration(t *testing.T) {
+	for _, tc := range []struct {
+		typ  string
+		want timeline.RestartCause
+		ev   string
+	}{
+		{faults.TypeEvict, timeline.CauseEviction, "harness fault evict"},
+		{faults.TypePodDelete, timeline.CauseAppExit, "during harness fault pod-delete"},
+	} {
+		r := &rec{}
+		r.add(0.5, timeline.Entry{Kind: timeline.KindFault, Fault: &timeline.FaultAction{Type: tc.typ, Action: timeline.FaultInject, Target: "web-1"}})
+		x := r.add(6, restart("app", 0, "Error", 1, 6))
+		c, ev := attribute(t, r, x.Seq)
+		check(t, c, ev, tc.want, tc.ev)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/oracle"
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/seed"
 	"github.com/probegate/probegate/internal/timeline"
@@ -280,7 +281,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 
 	phase = "settle"
 	mark("settle", sc.Settle.String())
-	if err := sleepCtx(ctx, sc.Settle); err != nil {
+	if err := pause.For(ctx, sc.Settle); err != nil {
 		return rep, err
 	}
 	obs.Stop()
@@ -448,14 +449,4 @@ func (r *Runner) logger() *slog.Logger {
 		return r.Opts.Logger
 	}
 	return slog.Default()
-}
-
-// Failed reports whether any verdict of rep failed.
-func Failed(rep *reports.ScenarioReport) bool {
-	for _, v := range rep.Verdicts {
-		if v.Status == verdict.Fail {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
 )
@@ -49,7 +50,7 @@ func NewSchedule(faults []*plannedFault, tl *timeline.Timeline, log *slog.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Schedule{faults: faults, tl: tl, log: log, now: time.Now, sleep: sleepCtx}
+	return &Schedule{faults: faults, tl: tl, log: log, now: time.Now, sleep: pause.For}
 }
 
 // step is one action at one offset.
@@ -187,15 +188,4 @@ func (s *Schedule) Active() []string {
 		}
 	}
 	return out
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -20,7 +20,6 @@ const (
 	KindFloat    ParamKind = "float"
 	KindDuration ParamKind = "duration" // "5s", "1500ms", or bare seconds "2.5"
 	KindBool     ParamKind = "bool"
-	KindString   ParamKind = "string"
 	KindList     ParamKind = "list" // comma-separated names
 )
 

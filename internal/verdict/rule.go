@@ -151,18 +151,3 @@ func Evaluate(in Input, s Spec) (Result, error) {
 	r.Needs.gate(in, &res)
 	return res, nil
 }
-
-// EvaluateAll runs every spec in order. It stops at the first invalid spec.
-func EvaluateAll(in Input, specs []Spec) ([]Result, error) {
-	in.Requests = in.sortedRequests() // sort once for every rule
-	in.Entries = in.sortedEntries()
-	out := make([]Result, 0, len(specs))
-	for _, s := range specs {
-		res, err := Evaluate(in, s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res)
-	}
-	return out, nil
-}

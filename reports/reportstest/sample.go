@@ -174,9 +174,13 @@ func Judge(sc *reports.ScenarioReport, specs ...verdict.Spec) error {
 		o = *sc.Oracle
 	}
 	in := verdict.Input{Entries: sc.Timeline.Entries(), Requests: sc.Requests, Oracle: o}
-	res, err := verdict.EvaluateAll(in, specs)
-	if err != nil {
-		return err
+	res := make([]verdict.Result, 0, len(specs))
+	for _, s := range specs {
+		r, err := verdict.Evaluate(in, s)
+		if err != nil {
+			return err
+		}
+		res = append(res, r)
 	}
 	sc.Verdicts = res
 	return nil

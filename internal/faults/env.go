@@ -1,0 +1,171 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/probegate/probegate/internal/seed"
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// Spec is one fault as a scenario states it.
+type Spec struct {
+	Type     string
+	Name     string        // identifies the instance on the timeline, e.g. "faults[2]"
+	Duration time.Duration // 0 for one-shot faults
+	Params   map[string]string
+}
+
+// Env is everything the faults may act on for one target.
+type Env struct {
+	Client     kubernetes.Interface
+	Config     *rest.Config
+	Namespace  string
+	Deployment string
+	Container  string
+	Selector   string // the target's pods
+	// ToxiproxyURL is the toxiproxy API on loopback and DBProxy the proxy DB faults act on by
+	// default; empty when the target has none (DB faults are then skipped). Proxies are the
+	// target's declared dependencies by name (a fault's dependency param picks one); nil for the
+	// fixture, whose one proxy speaks PostgreSQL.
+	ToxiproxyURL string
+	DBProxy      string
+	Proxies      map[string]Proxy
+	// ToxiproxySelector finds the toxiproxy pod for the DB probe ("app=toxiproxy" when empty).
+	ToxiproxySelector string
+	AdminPort         int    // the target's admin port; 0: stall is skipped
+	StallPath         string // POSTed to on AdminPort with ?d=DURATION; DefaultStallPath when empty
+	Timeline          *timeline.Timeline
+	Rand              *seed.Source
+	NodeExec          NodeExec   // nil: freeze is skipped
+	Load              RateSetter // may be set later with SetLoad (overload)
+	Logger            *slog.Logger
+}
+
+// Capability is something a fault needs from the target. A target without it has the fault skipped,
+// with the reason missing gives.
+type Capability struct {
+	Name string
+	Doc  string
+	// missing says why env lacks the capability for a fault with these params ("" when it has it);
+	// nil when the capability is handed over later and never makes a fault skip.
+	missing func(env Env, params map[string]string) string
+}
+
+// The capabilities faults need.
+var (
+	// NeedsToxiproxy is a toxiproxy in front of the dependency the fault's "dependency" param names.
+	NeedsToxiproxy = Capability{Name: "toxiproxy", Doc: "a toxiproxy in front of the dependency, declared in the target file",
+		missing: func(env Env, params map[string]string) string {
+			_, skip := env.proxy(params["dependency"])
+			return skip
+		}}
+	// NeedsAdminEndpoint is the target's admin port with a stall endpoint.
+	NeedsAdminEndpoint = Capability{Name: "admin-endpoint", Doc: "the target's admin port with a stall endpoint",
+		missing: func(env Env, _ map[string]string) string {
+			if env.AdminPort == 0 {
+				return "the target has no admin endpoint to stall"
+			}
+			return ""
+		}}
+	// NeedsNodeExec is a command line in the cluster's node container (a local kind cluster).
+	NeedsNodeExec = Capability{Name: "node-exec", Doc: "access to the node's container runtime (a local kind cluster)",
+		missing: func(env Env, _ map[string]string) string {
+			if env.NodeExec == nil {
+				return "no access to the node's container runtime (not a local kind cluster)"
+			}
+			return ""
+		}}
+	// NeedsDeployment is a target workload that is a Deployment.
+	NeedsDeployment = Capability{Name: "deployment", Doc: "a target workload that is a Deployment",
+		missing: func(env Env, _ map[string]string) string {
+			if env.Deployment == "" {
+				return "the target is not a Deployment"
+			}
+			return ""
+		}}
+	// NeedsLoad is the scenario's running load, handed over with SetLoad when it starts.
+	NeedsLoad = Capability{Name: "load", Doc: "the scenario's load generator (handed over when the load starts)"}
+)
+
+// Proxy is a toxiproxy proxy in front of one dependency, and the protocol its proof speaks.
+type Proxy struct {
+	Name string
+	// Protocol is "postgres" (a round trip proves latency, timeouts and outages) or "tcp" (no
+	// proof: the effect is then reported as not observed).
+	Protocol string
+}
+
+// ProtocolPostgres is the protocol of the fixture's database.
+const ProtocolPostgres = "postgres"
+
+// proxy picks the proxy a DB fault acts on, or says why the target cannot take it.
+func (env Env) proxy(dependency string) (Proxy, string) {
+	if env.ToxiproxyURL == "" || (env.DBProxy == "" && len(env.Proxies) == 0) {
+		return Proxy{}, "the target has no toxiproxy in front of a dependency (declare it in the target file's dependencies)"
+	}
+	if env.Proxies == nil {
+		if dependency != "" && dependency != env.DBProxy {
+			return Proxy{}, fmt.Sprintf("the target has no dependency %q (it has %s)", dependency, env.DBProxy)
+		}
+		return Proxy{Name: env.DBProxy, Protocol: ProtocolPostgres}, ""
+	}
+	if dependency == "" {
+		dependency = env.DBProxy
+	}
+	px, ok := env.Proxies[dependency]
+	if !ok {
+		names := make([]string, 0, len(env.Proxies))
+		for n := range env.Proxies {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Proxy{}, fmt.Sprintf("the target has no dependency %q (it has %s)", dependency, strings.Join(names, ", "))
+	}
+	return px, ""
+}
+
+// dbProbe measures through the toxiproxy pod's proxy port, reached by a port-forward; nil without
+// a REST config or for a dependency whose protocol it does not speak (the observe actions are then
+// left out, and the fault's effect is unproven).
+func (env Env) dbProbe(client *toxiproxy.Client, px Proxy, timeout time.Duration) DBProbe {
+	if env.Config == nil || px.Protocol != ProtocolPostgres {
+		return nil
+	}
+	sel := env.ToxiproxySelector
+	if sel == "" {
+		sel = "app=toxiproxy"
+	}
+	choice := PodChoice{Client: env.Client, Namespace: env.Namespace, Selector: sel}
+	cfg, proxy := env.Config, px.Name
+	endpoint := func(ctx context.Context) (string, func(), error) {
+		p, err := client.Proxy(proxy)
+		if err != nil {
+			return "", nil, fmt.Errorf("toxiproxy proxy %q: %w", proxy, err)
+		}
+		_, port, err := net.SplitHostPort(p.Listen)
+		if err != nil {
+			return "", nil, fmt.Errorf("toxiproxy proxy %q listens on %q: %w", proxy, p.Listen, err)
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil {
+			return "", nil, fmt.Errorf("toxiproxy proxy %q listens on %q: %w", proxy, p.Listen, err)
+		}
+		pod, err := choice.Choose(ctx)
+		if err != nil {
+			return "", nil, err
+		}
+		return PortForward(ctx, cfg, env.Namespace, pod.Name, n)
+	}
+	return PostgresRoundTrip{Endpoint: endpoint, Timeout: timeout, Via: "toxiproxy proxy " + proxy}
+}
