@@ -69,12 +69,7 @@ dependencies:
 	if code != 0 {
 		t.Fatalf("exit %d, want 0 (PASS)", code)
 	}
-	f, err := os.Open(filepath.Join(out, reports.ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rep, err := reports.ReadJSON(f)
+	rep, err := reports.LoadDir(out) // report.json with each scenario's timeline and requests
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -266,6 +266,9 @@ func statefulSetReady(client kubernetes.Interface, ns, name string, want int32) 
 		}
 		missing := fmt.Sprintf("%d/%d ready, %d updated", st.ReadyReplicas, want, st.UpdatedReplicas)
 		if why := podTrouble(ctx, client, ns, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Selector: s.Spec.Selector}}); why != "" {
+			if pullFailed(why) {
+				return false, "", fmt.Errorf("%s: the image is not in the cluster, and nothing is ever pulled from a registry: load it first", why)
+			}
 			missing += "; " + why
 		}
 		return false, missing, nil

@@ -56,10 +56,18 @@ func deploymentReady(client kubernetes.Interface, ns, name string, want int32) f
 		}
 		missing := fmt.Sprintf("%d/%d ready, %d updated, %d total", st.ReadyReplicas, want, st.UpdatedReplicas, st.Replicas)
 		if why := podTrouble(ctx, client, ns, d); why != "" {
+			if pullFailed(why) {
+				return false, "", fmt.Errorf("%s: the image is not in the cluster, and nothing is ever pulled from a registry: load it first", why)
+			}
 			missing += "; " + why
 		}
 		return false, missing, nil
 	}
+}
+
+// pullFailed reports whether a pod's trouble is an image pull, which cannot succeed offline.
+func pullFailed(why string) bool {
+	return strings.Contains(why, "ErrImagePull") || strings.Contains(why, "ImagePullBackOff")
 }
 
 // podTrouble describes the first unready pod of d (image missing, crash loop, failing probe...).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,7 +40,7 @@ func (d *AppDeployer) Preflight(ctx context.Context, c *Cluster, _ []string, _ *
 	if d.Kind == nil {
 		return nil // an existing cluster pulls its own images
 	}
-	for _, img := range d.App.Images {
+	for _, img := range imagesToLoad(d.App) {
 		var err error
 		if tar, ok := d.App.Archives[img]; ok {
 			err = d.Kind.LoadImageArchive(ctx, tar)
@@ -51,6 +52,15 @@ func (d *AppDeployer) Preflight(ctx context.Context, c *Cluster, _ []string, _ *
 		}
 	}
 	return nil
+}
+
+// imagesToLoad is every image a scenario of app runs: the manifests' own, and toxiproxy when it is
+// interposed on a dependency.
+func imagesToLoad(app *deploy.App) []string {
+	if len(app.Dependencies) == 0 {
+		return app.Images
+	}
+	return append(slices.Clone(app.Images), deploy.DefaultToxiproxyImage)
 }
 
 // Install implements Deployer.
