@@ -121,7 +121,7 @@ func TestLintExitCodes(t *testing.T) {
 }
 
 // TestIntegrationLintNamespace runs `probegate lint --namespace` against the kind cluster: a
-// Deployment whose liveness and readiness are identical fails with exit 1 and names it; an empty
+// Deployment behind a Service whose liveness and readiness are identical fails with exit 1 and names it; an empty
 // namespace passes; a kubeconfig context that does not exist is bad input (exit 2).
 func TestIntegrationLintNamespace(t *testing.T) {
 	env := testcluster.Require(t)
@@ -154,6 +154,14 @@ func TestIntegrationLintNamespace(t *testing.T) {
 		},
 	}
 	if _, err := env.Client.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Identical probes matter where traffic is routed: a Service sends it to the pods.
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "lint-it"},
+		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
+	}
+	if _, err := env.Client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = runMain(t, "lint", "--namespace", ns, "--kubeconfig", kubeconfig, "-o", "json")
