@@ -159,7 +159,7 @@ func TestIntegrationLintNamespace(t *testing.T) {
 	// Identical probes matter where traffic is routed: a Service sends it to the pods.
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "lint-it"},
-		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
+		Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
 	}
 	if _, err := env.Client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
