@@ -263,19 +263,3 @@ func (t *TargetSpec) ManifestPaths() []string {
 	}
 	return out
 }
-
-// Dependency returns the dependency a fault names ("" for the only one), and whether it exists.
-func (t *TargetSpec) Dependency(name string) (Dependency, bool) {
-	if t == nil {
-		return Dependency{}, false
-	}
-	if name == "" && len(t.Dependencies) == 1 {
-		return t.Dependencies[0], true
-	}
-	for _, d := range t.Dependencies {
-		if d.Name == name {
-			return d, true
-		}
-	}
-	return Dependency{}, false
-}
