@@ -37,4 +37,21 @@ func TestCatalogueLoads(t *testing.T) {
 			t.Errorf("variant %s has no row in the mutation matrix", v)
 		}
 	}
+	// Every rule any scenario expects (no-unexpected-restarts is every scenario's default) is the
+	// designated or an "also" rule of some row: a rule no control has made FAIL is unproven.
+	designated := map[string]bool{}
+	for _, mu := range m.Mutations {
+		designated[mu.Rule] = true
+		for _, r := range mu.Also {
+			designated[r] = true
+		}
+	}
+	for _, s := range c.Scenarios {
+		for _, r := range s.Rules() {
+			if !designated[r] {
+				t.Errorf("%s expects %s, which no row of the mutation matrix makes FAIL", s.Name, r)
+				designated[r] = true // once
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -65,7 +66,50 @@ func mutationFeature(s *suiteEnv, mu scenario.Mutation, sc *scenario.Scenario) f
 				}
 				t.Logf("variant %s FAILs %s as it must: %s", mu.Variant, rule, v.Observed)
 			}
+			if err := designatedEvidence(mu, rep); err != nil {
+				t.Errorf("variant %s × %s: %v", mu.Variant, mu.Scenario, err)
+			}
 			return ctx
 		}).
 		Feature()
+}
+
+// designatedEvidence checks that the row's rule failed for the reason the row names: its observed
+// line or one of its evidence notes matches the row's evidence pattern and, with pod: faulted,
+// names the pod the fault acted on.
+func designatedEvidence(mu scenario.Mutation, rep *reports.ScenarioReport) error {
+	var v *verdict.Result
+	for i := range rep.Verdicts {
+		if rep.Verdicts[i].Rule == mu.Rule {
+			v = &rep.Verdicts[i]
+		}
+	}
+	if v == nil {
+		return fmt.Errorf("no verdict of rule %s in the report", mu.Rule)
+	}
+	var faulted []string
+	if rep.Summary != nil {
+		for _, f := range rep.Summary.Faults {
+			if f.Target != "" {
+				faulted = append(faulted, f.Target)
+			}
+		}
+	}
+	re := mu.EvidenceRE()
+	lines := []string{v.Observed}
+	for _, ev := range v.Evidence {
+		lines = append(lines, ev.Note)
+	}
+	for _, line := range lines {
+		if !re.MatchString(line) {
+			continue
+		}
+		if mu.Pod != "faulted" || slices.ContainsFunc(faulted, func(pod string) bool { return strings.Contains(line, pod) }) {
+			return nil
+		}
+	}
+	if mu.Pod == "faulted" {
+		return fmt.Errorf("rule %s: no observation matches %q and names the faulted pod %v (observed: %s)", mu.Rule, mu.Evidence, faulted, strings.Join(lines, " | "))
+	}
+	return fmt.Errorf("rule %s: no observation matches %q, the designated evidence (observed: %s)", mu.Rule, mu.Evidence, strings.Join(lines, " | "))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -19,8 +20,17 @@ type Mutation struct {
 	Rule     string   `json:"rule"`
 	Also     []string `json:"also,omitempty"`
 	Why      string   `json:"why,omitempty"`
-	Line     int      `json:"-"`
+	// Evidence is a regular expression that the designated rule's observed line or one of its
+	// evidence notes must match: the row fails for the variant's own mistake (the failure class,
+	// restart cause or effect named), not for any FAIL.
+	Evidence string `json:"evidence"`
+	// Pod "faulted" requires the matching note to name the pod the scenario's fault acted on.
+	Pod  string `json:"pod,omitempty"`
+	Line int    `json:"-"`
 }
+
+// EvidenceRE is the compiled Evidence (validated when the matrix is parsed).
+func (mu Mutation) EvidenceRE() *regexp.Regexp { return regexp.MustCompile(mu.Evidence) }
 
 // Matrix is the mutation matrix: every anti-pattern variant with the verdicts it must fail.
 type Matrix struct {
@@ -39,7 +49,7 @@ func LoadMatrix(fsys fs.FS, dir, prefix string, c *Catalogue, vocab Vocabulary) 
 }
 
 // ParseMatrix decodes and validates a mutation matrix: a top-level "mutations" list of
-// {variant, scenario, rule, also, why}.
+// {variant, scenario, rule, also, why, evidence, pod}.
 func ParseMatrix(file string, data []byte, c *Catalogue, vocab Vocabulary) (*Matrix, error) {
 	r := &nodeReader{file: file}
 	var doc yaml.Node
@@ -60,6 +70,18 @@ func ParseMatrix(file string, data []byte, c *Catalogue, vocab Vocabulary) (*Mat
 					"scenario": {required: true, decode: func(n *yaml.Node, p string) { sn = n; r.str(n, p, &mu.Scenario) }},
 					"rule":     {required: true, decode: func(n *yaml.Node, p string) { rn = n; r.str(n, p, &mu.Rule) }},
 					"why":      {decode: func(n *yaml.Node, p string) { r.text(n, p, &mu.Why) }},
+					"evidence": {required: true, decode: func(n *yaml.Node, p string) {
+						r.str(n, p, &mu.Evidence)
+						if _, err := regexp.Compile(mu.Evidence); err != nil {
+							r.fail(n, p, "not a regular expression: %v", err)
+						}
+					}},
+					"pod": {decode: func(n *yaml.Node, p string) {
+						r.str(n, p, &mu.Pod)
+						if mu.Pod != "faulted" {
+							r.fail(n, p, "want \"faulted\" (the matching note names the pod the fault acted on), got %q", mu.Pod)
+						}
+					}},
 					"also": {decode: func(n *yaml.Node, p string) {
 						r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
 							var rule string

@@ -205,20 +205,31 @@ func TestCatalogueSelect(t *testing.T) {
 
 func TestMatrix(t *testing.T) {
 	c := &Catalogue{Scenarios: []*Scenario{{Name: "db-slowness", Expect: []Expectation{{Rule: "no-liveness-restarts"}}}}}
-	good := "mutations:\n  - variant: deep-liveness\n    scenario: db-slowness\n    rule: no-liveness-restarts\n    why: restart storm\n"
+	good := "mutations:\n  - variant: deep-liveness\n    scenario: db-slowness\n    rule: no-liveness-restarts\n    why: restart storm\n    evidence: 'by liveness'\n    pod: faulted\n"
 	m, err := ParseMatrix("m.yaml", []byte(good), c, testVocab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Mutations) != 1 || m.Mutations[0].Why != "restart storm" || m.Variants()[0] != "deep-liveness" {
+	if len(m.Mutations) != 1 || m.Mutations[0].Why != "restart storm" || m.Variants()[0] != "deep-liveness" ||
+		!m.Mutations[0].EvidenceRE().MatchString("x restarted by liveness") || m.Mutations[0].Pod != "faulted" {
 		t.Fatalf("matrix = %+v", m)
 	}
-	bad := "mutations:\n  - variant: deep-liveness\n    scenario: db-slowness\n    rule: min-ready-endpoints\n"
+	for in, want := range map[string]string{
+		"rule: no-liveness-restarts\n":                                 `m.yaml:2: mutations[0].evidence: missing required field`,
+		"rule: no-liveness-restarts\n    evidence: '(x'\n":             `m.yaml:5: mutations[0].evidence: not a regular expression`,
+		"rule: no-liveness-restarts\n    evidence: x\n    pod: some\n": `m.yaml:6: mutations[0].pod: want "faulted"`,
+	} {
+		_, err := ParseMatrix("m.yaml", []byte("mutations:\n  - variant: deep-liveness\n    scenario: db-slowness\n    "+in), c, testVocab)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: err = %v, want prefix %q", in, err, want)
+		}
+	}
+	bad := "mutations:\n  - variant: deep-liveness\n    scenario: db-slowness\n    rule: min-ready-endpoints\n    evidence: x\n"
 	_, err = ParseMatrix("m.yaml", []byte(bad), c, testVocab)
 	if err == nil || !strings.HasPrefix(err.Error(), `m.yaml:4: mutations[0].rule: scenario db-slowness does not expect rule "min-ready-endpoints"`) {
 		t.Fatalf("err = %v", err)
 	}
-	unknown := "mutations:\n  - variant: deep-liveness\n    scenario: nope\n    rule: no-liveness-restarts\n"
+	unknown := "mutations:\n  - variant: deep-liveness\n    scenario: nope\n    rule: no-liveness-restarts\n    evidence: x\n"
 	_, err = ParseMatrix("m.yaml", []byte(unknown), c, testVocab)
 	if err == nil || !strings.HasPrefix(err.Error(), `m.yaml:3: mutations[0].scenario: unknown scenario "nope"`) {
 		t.Fatalf("err = %v", err)
