@@ -41,6 +41,13 @@ var variantExpectations = map[string]variantExpectation{
 		"is good.yaml's with VARIANT=always-ready. Confirm with: probegate run --scenario db-outage --variant always-ready"},
 	"shared-pool-probe": {invisible: "the health handlers queue behind the worker pool inside the binary; its " +
 		"manifest is good.yaml's with VARIANT=shared-pool-probe. Confirm with: probegate run --scenario overload --variant shared-pool-probe"},
+	"shallow-liveness": {invisible: "/health/live answers 200 off the worker loop inside the binary; its manifest " +
+		"is good.yaml's with VARIANT=shallow-liveness. Confirm with: probegate run --scenario event-loop-stall --variant shallow-liveness"},
+	"keepalive-drain": {invisible: "the binary keeps kept-alive connections open while withdrawn; its manifest " +
+		"is good.yaml's with VARIANT=keepalive-drain. Confirm with: probegate run --scenario eviction-under-load --variant keepalive-drain"},
+	"slow-recovery": {invisible: "the hysteresis lives in the READY_RECOVER_AFTER env the binary reads (the manifest " +
+		"still declares good's recovery lag). Confirm with: probegate run --scenario db-outage --variant slow-recovery"},
+	"short-grace": {rules: []string{"PG008"}},
 }
 
 // scenarioColdStart reads the bootstrap time the cold-start scenario injects, the measured cold
