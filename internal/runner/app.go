@@ -82,6 +82,7 @@ func (d *AppDeployer) Install(ctx context.Context, c *Cluster, req InstallReques
 	}
 	t := &Target{
 		Namespace: ep.Namespace, Deployment: ep.Deployment, Service: ep.Service, Container: ep.Container,
+		WorkloadKind: d.App.Spec.Workload.Kind, WorkloadName: d.App.Spec.Workload.Name,
 		Selector: ep.Selector, URL: ep.URL, ToxiproxyURL: ep.ToxiproxyURL, ToxiproxySelector: ep.ToxiproxySelector,
 		Description: fmt.Sprintf("target %s (%s)", d.App.Spec.Name, ep.Workload),
 	}

@@ -54,8 +54,11 @@ type InstallRequest struct {
 type Target struct {
 	Namespace  string
 	Deployment string
-	Service    string
-	Container  string
+	// WorkloadKind and WorkloadName name the workload under test when it is not the Deployment
+	// (a user's StatefulSet); empty means the Deployment.
+	WorkloadKind, WorkloadName string
+	Service                    string
+	Container                  string
 	// Selector is the label selector of the target's pods ("app=target").
 	Selector string
 	// URL is the target's base URL on a 127.0.0.1 port published by the cluster.

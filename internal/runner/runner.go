@@ -180,6 +180,11 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	if err != nil {
 		return rep, err
 	}
+	if e, werr := workloadEntry(target, pod); werr != nil {
+		log.Warn("record the workload's settings", "err", werr)
+	} else {
+		tl.Append(e)
+	}
 
 	phase = "observers"
 	obs, err := r.Kit.Observers.Start(ctx, r.Cluster, target, tl)

@@ -4,7 +4,10 @@
 // one, the API's timestamp (one-second resolution) beside it. Verdicts and reports read only this.
 package timeline
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Kind names the type of a timeline entry; exactly one detail field of Entry is set per kind.
 type Kind string
@@ -20,6 +23,7 @@ const (
 	KindFault    Kind = "fault"    // Fault: the harness injected, observed or reverted a fault
 	KindLoad     Kind = "load"     // Load: one second of load-generator results
 	KindMark     Kind = "mark"     // Mark: a scenario phase boundary (start, load on, end ...)
+	KindWorkload Kind = "workload" // Workload: the workload under test and its probe and shutdown settings
 )
 
 // Entry is one thing that happened. T is the offset from the timeline's start measured on the
@@ -46,6 +50,7 @@ type Entry struct {
 	Fault     *FaultAction        `json:"fault,omitempty"`
 	Load      *LoadWindow         `json:"load,omitempty"`
 	Mark      *Mark               `json:"mark,omitempty"`
+	Workload  *WorkloadSpec       `json:"workload,omitempty"`
 }
 
 // EndpointState is one endpoint's conditions with the API's nil defaults already applied
@@ -196,4 +201,17 @@ type LoadWindow struct {
 type Mark struct {
 	Name   string `json:"name"`
 	Detail string `json:"detail,omitempty"`
+}
+
+// WorkloadSpec is the workload under test as it was deployed: its kind and name, the container
+// whose probes are judged, and that container's probe and shutdown settings as the live pod had
+// them. PodSpec is a core/v1 PodSpec in JSON holding only terminationGracePeriodSeconds and this
+// container's name, probes and lifecycle (never env, images or volumes); Annotations are the pod's
+// probegate.dev/ annotations. It is recorded once, after deploy, for readers such as tune.
+type WorkloadSpec struct {
+	Kind        string            `json:"kind"`
+	Name        string            `json:"name"`
+	Container   string            `json:"container"`
+	PodSpec     json.RawMessage   `json:"podSpec,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }

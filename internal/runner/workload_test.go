@@ -1,0 +1,53 @@
+package runner
+
+import (
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestWorkloadEntryKeepsOnlyProbeAndShutdownSettings(t *testing.T) {
+	grace := int64(25)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", Annotations: map[string]string{
+			"probegate.dev/drain-seconds": "10", "other.io/secret": "x"}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: &grace,
+			Containers: []corev1.Container{
+				{Name: "sidecar", Image: "proxy"},
+				{Name: "web", Image: "web:1", Env: []corev1.EnvVar{{Name: "TOKEN", Value: "s3cret"}},
+					ReadinessProbe: &corev1.Probe{PeriodSeconds: 2}},
+			},
+		},
+	}
+	e, err := workloadEntry(&Target{WorkloadKind: "StatefulSet", WorkloadName: "web", Container: "web"}, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.Workload
+	if w.Kind != "StatefulSet" || w.Name != "web" || w.Container != "web" {
+		t.Fatalf("workload %+v", w)
+	}
+	if len(w.Annotations) != 1 || w.Annotations["probegate.dev/drain-seconds"] != "10" {
+		t.Errorf("annotations %v, want only probegate.dev/ ones", w.Annotations)
+	}
+	var spec corev1.PodSpec
+	if err := json.Unmarshal(w.PodSpec, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Containers) != 1 || spec.Containers[0].Image != "" || spec.Containers[0].Env != nil {
+		t.Errorf("recorded more than the settings: %s", w.PodSpec)
+	}
+	if spec.Containers[0].ReadinessProbe.PeriodSeconds != 2 || *spec.TerminationGracePeriodSeconds != 25 {
+		t.Errorf("settings lost: %s", w.PodSpec)
+	}
+	if _, err := workloadEntry(&Target{Deployment: "web", Container: "nope"}, pod); err == nil {
+		t.Error("a missing container was not reported")
+	}
+	e, err = workloadEntry(&Target{Deployment: "web"}, pod)
+	if err != nil || e.Workload.Kind != "Deployment" || e.Workload.Container != "web" {
+		t.Errorf("default container: %+v, %v", e.Workload, err)
+	}
+}

@@ -1,0 +1,52 @@
+package tune
+
+import "fmt"
+
+// group is the scenario runs of one workload with one set of settings.
+type group struct {
+	target    string
+	settings  settings
+	scenarios []*scenarioRun
+}
+
+// Recommend reads the evidence of runs and recommends each probe and shutdown field of every
+// workload they ran.
+func Recommend(runs []Run, opts Options) Result {
+	opts = opts.withDefaults()
+	res := Result{}
+	for _, r := range runs {
+		res.Runs = append(res.Runs, r.Dir)
+	}
+	srs, skipped := scenarioRuns(runs)
+	res.Skipped = skipped
+	var groups []*group
+	index := map[string]*group{}
+	for _, s := range srs {
+		k := s.settings.key(s.target)
+		g := index[k]
+		if g == nil {
+			g = &group{target: s.target, settings: s.settings}
+			index[k] = g
+			groups = append(groups, g)
+		}
+		g.scenarios = append(g.scenarios, s)
+	}
+	for _, g := range groups {
+		res.Workloads = append(res.Workloads, recommendWorkload(g, opts))
+	}
+	return res
+}
+
+func recommendWorkload(g *group, opts Options) Workload {
+	st := g.settings
+	w := Workload{Kind: st.Kind, Name: st.Name, Container: st.Container, Target: g.target, SpecSource: st.Source}
+	for _, s := range g.scenarios {
+		w.Scenarios = append(w.Scenarios, fmt.Sprintf("%s: %s", s.run, s.label))
+	}
+	w.Recommendations = append(w.Recommendations, recommendStartup(g, opts)...)
+	w.Recommendations = append(w.Recommendations, recommendReadinessTimeout(g))
+	w.Recommendations = append(w.Recommendations, recommendLiveness(g)...)
+	wd := recommendWithdrawal(g, opts)
+	w.Recommendations = append(w.Recommendations, wd, recommendGrace(g, wd, opts))
+	return w
+}
