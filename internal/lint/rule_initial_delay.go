@@ -2,7 +2,11 @@ package lint
 
 import (
 	"fmt"
+	"path"
+	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 func init() {
@@ -15,13 +19,28 @@ func init() {
 			"protects it, and a start slower than the guess (cold caches, a busy node, a slow dependency at " +
 			"boot) is killed by liveness and restarted into the same slow start, a crash loop. A startupProbe " +
 			"gives bootstrap its own budget of failureThreshold × periodSeconds and hands over to liveness " +
-			"the moment startup succeeds. A delay up to --max-initial-delay (5 s) is grace, not a budget.",
+			"the moment startup succeeds. A delay up to --max-initial-delay (5 s) is grace, not a budget. " +
+			"The finding is a warning when the manifest shows the guess is at risk: liveness runs readiness's " +
+			"own check (it fails for the whole bootstrap, dependency waits included), the container keeps " +
+			"state on a volume that a start loads (a PersistentVolumeClaim, or an emptyDir or hostPath mounted " +
+			"writable at a data directory: a path with a `data` segment or under /var/lib), or the budget " +
+			"initialDelay + (F−1)·P is under " + tightBootstrapBudgetText + ". Otherwise (a separate liveness " +
+			"check, nothing to load, a budget of " + tightBootstrapBudgetText + " or more) the delay reads as grace " +
+			"before liveness starts and the finding is info: a startupProbe would only end the wait sooner.",
 		Fix: "Add a startupProbe on a startup endpoint with failureThreshold × periodSeconds above the measured " +
 			"cold start (with margin), and drop liveness initialDelaySeconds to 0 or a few seconds.",
 		Scenario: "cold-start",
 		Check:    checkInitialDelay,
 	})
 }
+
+// tightBootstrapBudget is the liveness budget below which a guessed delay is at risk whatever the
+// container does at start: one slow dependency, an image pull on a busy node or a CPU-throttled start
+// overruns it.
+const (
+	tightBootstrapBudget     = 30 * time.Second
+	tightBootstrapBudgetText = "30 s"
+)
 
 func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 	r, _ := RuleByID("PG003")
@@ -38,10 +57,78 @@ func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 			"container %q: no startupProbe, liveness initialDelaySeconds is %s (limit %s): a start slower than initialDelay + (F−1)·P = %s is killed by liveness",
 			c.Name, fmtDur(t.InitialDelay), fmtDur(ctx.Config.MaxInitialDelay), fmtDur(t.KillAfter()))
 		f.Probe = string(Liveness)
+		if risk := bootstrapRisk(w, c, t); risk != "" {
+			f.Message += ": " + risk
+		} else {
+			f.Severity = Info
+			f.Message += fmt.Sprintf("; liveness is a check of its own, the container loads no state and the budget is at least %s, so the delay reads as grace", tightBootstrapBudgetText)
+		}
 		const period = 5
 		f.Fix = fmt.Sprintf("add a startupProbe running liveness's check (%s) with periodSeconds %d and failureThreshold %d (the same %s budget, ended the moment the app is up), and drop liveness initialDelaySeconds to 0",
 			describeHandler(c.LivenessProbe), period, failureThresholdAbove(period*time.Second, t.KillAfter()), fmtDur(t.KillAfter()))
 		out = append(out, f)
 	}
 	return out
+}
+
+// bootstrapRisk says what in the manifest puts container c's guessed bootstrap budget at risk, or ""
+// when nothing does.
+func bootstrapRisk(w *Workload, c ContainerRef, t Timing) string {
+	switch {
+	case c.ReadinessProbe == nil:
+		return "no readiness probe tells bootstrap from a hang, so liveness alone bounds the start"
+	case handlersEqual(c.LivenessProbe, c.ReadinessProbe):
+		return "liveness runs readiness's check, so it fails until the app is ready and every bootstrap step must fit"
+	}
+	if m, ok := stateMount(w, c); ok {
+		return fmt.Sprintf("the container keeps state on volume %q at %s, and a start that loads it grows with the data", m.Name, m.MountPath)
+	}
+	if t.KillAfter() < tightBootstrapBudget {
+		return fmt.Sprintf("a budget under %s leaves no room for a slow dependency or a throttled start", tightBootstrapBudgetText)
+	}
+	return ""
+}
+
+// stateMount returns the first mount of container c that holds state a start may load: any
+// PersistentVolumeClaim (a pod volume, a generic ephemeral volume or a StatefulSet's claim template),
+// or an emptyDir or hostPath mounted writable at a data directory (a path with a "data" segment, or
+// under /var/lib). Scratch, runtime and configuration mounts (/tmp, /run, plugin and cache
+// directories, ConfigMaps, Secrets) do not count.
+func stateMount(w *Workload, c ContainerRef) (corev1.VolumeMount, bool) {
+	volumes := map[string]*corev1.Volume{}
+	for i := range w.Pod.Volumes {
+		volumes[w.Pod.Volumes[i].Name] = &w.Pod.Volumes[i]
+	}
+	for _, m := range c.VolumeMounts {
+		if m.ReadOnly {
+			continue
+		}
+		v := volumes[m.Name]
+		switch {
+		case v == nil:
+			if w.Kind == "StatefulSet" {
+				return m, true // a volumeClaimTemplate
+			}
+		case v.PersistentVolumeClaim != nil || v.Ephemeral != nil:
+			return m, true
+		case (v.EmptyDir != nil || v.HostPath != nil) && dataPath(m.MountPath):
+			return m, true
+		}
+	}
+	return corev1.VolumeMount{}, false
+}
+
+// dataPath reports whether p is a conventional data directory: a "data" path segment (/data,
+// /data/db, /usr/share/app/data) or a directory under /var/lib.
+func dataPath(p string) bool {
+	p = path.Clean("/" + p)
+	if strings.HasPrefix(p, "/var/lib/") {
+		return true
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "data" {
+			return true
+		}
+	}
+	return false
 }

@@ -16,7 +16,10 @@ func init() {
 			"then, every request routed to it waits for a timeout or fails. The API defaults (period 10 s, " +
 			"threshold 3, timeout 1 s) give 31 s; the limit (--max-readiness-window, default 60 s) leaves such " +
 			"tuning choices alone and flags windows where a broken instance keeps its share of traffic for " +
-			"over a minute, which every request-level SLO notices.",
+			"over a minute, which every request-level SLO notices. Readiness only matters where it steers " +
+			"traffic: when the Services that select the workload are in view and none routes user traffic to " +
+			"the container (only a StatefulSet's headless peer Service, or metrics ports), there is no finding; " +
+			"with no Service in view, lint cannot tell and reports it.",
 		Fix: "Use a short readiness period and a low failure threshold (for example periodSeconds 3–5, " +
 			"failureThreshold 2, timeoutSeconds 2); keep the endpoint cheap so probing often costs little, " +
 			"and add hysteresis in the application rather than in a long threshold.",
@@ -31,6 +34,9 @@ func checkReadinessWindow(ctx *Context, w *Workload) []Finding {
 	for _, c := range w.Containers() {
 		if c.ReadinessProbe == nil {
 			continue
+		}
+		if len(servicesSelecting(ctx.Inventory, w)) > 0 && len(servedRoutes(ctx, w, c)) == 0 {
+			continue // Services select it, none sends it user traffic: readiness steers nothing
 		}
 		t := timingOf(c.ReadinessProbe)
 		win := t.DetectionWindow()

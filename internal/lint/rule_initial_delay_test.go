@@ -1,0 +1,70 @@
+package lint
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestInitialDelaySeverity: PG003 is a warning only when the manifest shows the guessed bootstrap
+// budget at risk, and info when the delay reads as grace (the fast-starting controllers of the
+// real-world corpus: a separate /healthz beside /readyz, no state, a budget of a minute).
+func TestInitialDelaySeverity(t *testing.T) {
+	const probes = "        readinessProbe: {httpGet: {path: /readyz, port: 8081}, periodSeconds: 10}\n"
+	cases := []struct {
+		name, podExtra, container string
+		kind                      string
+		want                      Severity
+		says                      string
+	}{
+		{"separate liveness, no state, a minute's budget: grace (controller-runtime managers)", "",
+			probes + "        livenessProbe: {httpGet: {path: /healthz, port: 8081}, initialDelaySeconds: 15, periodSeconds: 20}\n",
+			"Deployment", Info, "reads as grace"},
+		{"separate exec liveness, no state: grace (check-status -l beside -r)", "",
+			"        readinessProbe: {exec: {command: [check-status, -r]}}\n        livenessProbe: {exec: {command: [check-status, -l]}, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6}\n",
+			"Deployment", Info, "reads as grace"},
+		{"scratch emptyDirs are no state (/tmp, plugin directories)",
+			"      volumes: [{name: tmp, emptyDir: {}}, {name: plugins, emptyDir: {}}]\n",
+			probes + "        livenessProbe: {httpGet: {path: /healthz, port: 8081}, initialDelaySeconds: 30, periodSeconds: 30}\n        volumeMounts: [{name: tmp, mountPath: /tmp}, {name: plugins, mountPath: /home/app/plugin-bin}]\n",
+			"Deployment", Info, "reads as grace"},
+		{"liveness runs readiness's check: it fails for the whole bootstrap (ingress controllers)", "",
+			"        readinessProbe: {httpGet: {path: /healthz, port: 10254}}\n        livenessProbe: {httpGet: {path: /healthz, port: 10254}, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 5}\n",
+			"Deployment", Warning, "runs readiness's check"},
+		{"data on an emptyDir at /data: the start replays it (TSDBs, caches with snapshots)",
+			"      volumes: [{name: storage, emptyDir: {}}]\n",
+			probes + "        livenessProbe: {httpGet: {path: /healthz, port: 8081}, initialDelaySeconds: 30, periodSeconds: 15}\n        volumeMounts: [{name: storage, mountPath: /data}]\n",
+			"Deployment", Warning, `volume "storage" at /data`},
+		{"state in a hostPath under /var/lib (node agents)",
+			"      volumes: [{name: state, hostPath: {path: /var/lib/agent}}]\n",
+			probes + "        livenessProbe: {httpGet: {path: /healthz, port: 8081}, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6}\n        volumeMounts: [{name: state, mountPath: /var/lib/agent}]\n",
+			"Deployment", Warning, "/var/lib/agent"},
+		{"a StatefulSet's claim template", "",
+			probes + "        livenessProbe: {httpGet: {path: /healthz, port: 8081}, initialDelaySeconds: 30, periodSeconds: 15}\n        volumeMounts: [{name: pgdata, mountPath: /var/lib/postgresql}]\n",
+			"StatefulSet", Warning, `volume "pgdata"`},
+		{"a read-only data mount is no state the container writes",
+			"      volumes: [{name: storage, emptyDir: {}}]\n",
+			probes + "        livenessProbe: {httpGet: {path: /healthz, port: 8081}, initialDelaySeconds: 30, periodSeconds: 15}\n        volumeMounts: [{name: storage, mountPath: /data, readOnly: true}]\n",
+			"Deployment", Info, "reads as grace"},
+		{"a budget under 30 s: any slow dependency overruns it (the no-startup-probe fixture)", "",
+			probes + "        livenessProbe: {httpGet: {path: /health/live, port: 8081}, initialDelaySeconds: 10, periodSeconds: 5}\n",
+			"Deployment", Warning, "budget under 30 s"},
+		{"no readiness probe: liveness alone bounds the start", "",
+			"        livenessProbe: {httpGet: {path: /healthz, port: 8081}, initialDelaySeconds: 30, periodSeconds: 30}\n",
+			"Deployment", Warning, "no readiness probe"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := realManifest(tc.kind, "app", "3", tc.podExtra, "        image: app:1\n"+tc.container, "")
+			inv, err := Parse("app.yaml", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := only(Lint(inv, Config{}), "PG003")
+			if len(fs) != 1 {
+				t.Fatalf("want one PG003 finding, got %d: %+v", len(fs), fs)
+			}
+			if fs[0].Severity != tc.want || !strings.Contains(fs[0].Message, tc.says) {
+				t.Errorf("got %s %q; want %s saying %q", fs[0].Severity, fs[0].Message, tc.want, tc.says)
+			}
+		})
+	}
+}
