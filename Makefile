@@ -38,6 +38,10 @@ test-short: ## unit tests only (no cluster, no docker)
 bench: ## benchmarks; prints one FIGURE line per speed/memory target
 	hack/bench.sh
 
+.PHONY: soak
+soak: ## run suite + mutation matrix N times (N=5) and print FIGURE verdict-flips / inconclusive-rate
+	N=$(N) hack/soak.sh
+
 .PHONY: lint
 lint: ## gofmt + go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

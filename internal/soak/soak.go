@@ -1,0 +1,102 @@
+// Package soak measures how stable verdicts are across repeated runs of the same suite: a verdict
+// that is PASS in one run and FAIL or INCONCLUSIVE in another is a flip, and every flip is either a
+// flaky rule, a flaky target or a harness bug.
+package soak
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/reports"
+)
+
+// Key names one verdict of one scenario run against one target variant.
+type Key struct {
+	Scenario, Variant, Rule string
+}
+
+func (k Key) String() string { return fmt.Sprintf("%s/%s %s", k.Scenario, k.Variant, k.Rule) }
+
+// errorRule stands for a scenario the harness could not finish (it has no verdicts to compare).
+const errorRule = "(scenario error)"
+
+// Flip is a verdict whose status differed between runs.
+type Flip struct {
+	Key Key
+	// Statuses counts each status seen, e.g. {"PASS": 4, "FAIL": 1}.
+	Statuses map[string]int
+}
+
+func (f Flip) String() string {
+	names := make([]string, 0, len(f.Statuses))
+	for s := range f.Statuses {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, s := range names {
+		parts[i] = fmt.Sprintf("%s×%d", s, f.Statuses[s])
+	}
+	return f.Key.String() + ": " + strings.Join(parts, " ")
+}
+
+// Result is the stability of a set of runs.
+type Result struct {
+	Runs     int
+	Verdicts int // verdicts judged over all runs
+	// Inconclusive counts INCONCLUSIVE verdicts over all runs (a scenario error counts as one).
+	Inconclusive int
+	Flips        []Flip
+}
+
+// InconclusiveRate is Inconclusive over Verdicts (0 with no verdicts).
+func (r Result) InconclusiveRate() float64 {
+	if r.Verdicts == 0 {
+		return 0
+	}
+	return float64(r.Inconclusive) / float64(r.Verdicts)
+}
+
+// Compare judges the stability of runs, each the report of one run of the same suite. A verdict
+// missing from some runs (its scenario was not run there) is compared over the runs that have it.
+func Compare(runs []*reports.Report) Result {
+	res := Result{Runs: len(runs)}
+	seen := map[Key]map[string]int{}
+	note := func(k Key, status string) {
+		if seen[k] == nil {
+			seen[k] = map[string]int{}
+		}
+		seen[k][status]++
+	}
+	for _, run := range runs {
+		for _, sc := range run.Scenarios {
+			variant := sc.Variant
+			if variant == "" {
+				variant = sc.Target
+			}
+			if sc.Error != "" {
+				res.Verdicts++
+				res.Inconclusive++
+				note(Key{sc.Name, variant, errorRule}, "ERROR")
+				continue
+			}
+			note(Key{sc.Name, variant, errorRule}, "RAN")
+			for _, v := range sc.Verdicts {
+				res.Verdicts++
+				if v.Status == verdict.Inconclusive {
+					res.Inconclusive++
+				}
+				note(Key{sc.Name, variant, v.Rule}, string(v.Status))
+			}
+		}
+	}
+	for k, statuses := range seen {
+		if len(statuses) > 1 {
+			res.Flips = append(res.Flips, Flip{Key: k, Statuses: statuses})
+		}
+	}
+	sort.Slice(res.Flips, func(i, j int) bool { return res.Flips[i].Key.String() < res.Flips[j].Key.String() })
+	return res
+}
