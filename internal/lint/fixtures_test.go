@@ -48,6 +48,8 @@ var variantExpectations = map[string]variantExpectation{
 	"slow-recovery": {invisible: "the hysteresis lives in the READY_RECOVER_AFTER env the binary reads (the manifest " +
 		"still declares good's recovery lag). Confirm with: probegate run --scenario db-outage --variant slow-recovery"},
 	"short-grace": {rules: []string{"PG008"}},
+	"queue-only": {invisible: "the binary admits every request however long its queue; its manifest is " +
+		"good.yaml's with VARIANT=queue-only. Confirm with: probegate run --scenario overload --variant queue-only"},
 }
 
 // scenarioColdStart reads the bootstrap time the cold-start scenario injects, the measured cold

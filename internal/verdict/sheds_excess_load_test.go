@@ -1,0 +1,121 @@
+package verdict_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/internal/verdict"
+	vt "github.com/probegate/probegate/internal/verdict/verdicttest"
+)
+
+// overloadRun is an overload from 10 s to 30 s: 400 requests per second against a target whose
+// capacity is 150 successful responses per second. serve says what the target does with the
+// request numbered i of second sec: its status (0 for a client timeout) and latency.
+func overloadRun(serve func(sec, i int) (status int, latency time.Duration)) verdict.Input {
+	b := vt.New()
+	for _, p := range []string{"a", "b", "c"} {
+		b.Created(0, p).ContainerReady(time.Second, p)
+	}
+	b.Ready(time.Second, "a", "b", "c").Inject(10*time.Second, "overload", "").Revert(30*time.Second, "overload", "")
+	in := b.Input()
+	var seq uint64
+	for sec := 10; sec < 30; sec++ {
+		for i := range 400 {
+			status, lat := serve(sec-10, i)
+			t := time.Duration(sec)*time.Second + time.Duration(i)*time.Second/400
+			q := timeline.Request{Seq: seq, T: t, Latency: lat, Status: status, Pod: "a"}
+			if status == 0 {
+				q.Error = timeline.ErrTimeout
+			} else if status >= 500 {
+				q.Error = timeline.ErrHTTP5xx
+			}
+			seq++
+			in.Requests = append(in.Requests, q)
+		}
+	}
+	return in
+}
+
+func judgeShed(t *testing.T, in verdict.Input, params map[string]string) verdict.Result {
+	t.Helper()
+	res, err := verdict.Evaluate(in, verdict.Spec{Rule: "sheds-excess-load", Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestShedsExcessLoadPassesATargetThatSheds(t *testing.T) {
+	// 150 admitted per second (200 ms each), the rest rejected in 2 ms.
+	res := judgeShed(t, overloadRun(func(_, i int) (int, time.Duration) {
+		if i%8 < 3 {
+			return 200, 200 * time.Millisecond
+		}
+		return 503, 2 * time.Millisecond
+	}), nil)
+	if res.Status != verdict.Pass {
+		t.Fatalf("status %s: %s %v", res.Status, res.Observed, res.Evidence)
+	}
+	if res.Figures["timeouts"] != 0 || res.Figures["goodput_ratio"] < 0.9 || res.Figures["capacity_rps"] < 140 {
+		t.Errorf("figures %v", res.Figures)
+	}
+}
+
+func TestShedsExcessLoadFailsAQueueThatCollapses(t *testing.T) {
+	// Queue-only: the first 3 s are served ever more slowly, then every request waits past the
+	// client's 5 s timeout.
+	res := judgeShed(t, overloadRun(func(sec, i int) (int, time.Duration) {
+		if sec < 3 && i%8 < 3 {
+			return 200, time.Duration(sec+1) * time.Second
+		}
+		return 0, 5 * time.Second
+	}), nil)
+	if res.Status != verdict.Fail {
+		t.Fatalf("status %s: %s", res.Status, res.Observed)
+	}
+	var collapsed, timedOut bool
+	for _, ev := range res.Evidence {
+		collapsed = collapsed || strings.Contains(ev.Note, "goodput collapsed")
+		timedOut = timedOut || strings.Contains(ev.Note, "timed out at the client")
+	}
+	if !collapsed || !timedOut {
+		t.Errorf("evidence must show the collapse and the timeouts: %+v", res.Evidence)
+	}
+}
+
+func TestShedsExcessLoadFailsTimeoutsEvenWithGoodputHeld(t *testing.T) {
+	// Goodput holds, but 5 % of the requests still wait out the client instead of being rejected.
+	res := judgeShed(t, overloadRun(func(_, i int) (int, time.Duration) {
+		switch {
+		case i%8 < 3:
+			return 200, 200 * time.Millisecond
+		case i%20 == 19:
+			return 0, 5 * time.Second
+		}
+		return 503, 2 * time.Millisecond
+	}), nil)
+	if res.Status != verdict.Fail || res.Figures["goodput_ratio"] < 0.9 {
+		t.Fatalf("status %s, figures %v: %s", res.Status, res.Figures, res.Observed)
+	}
+	// A stated tolerance admits them.
+	if res := judgeShed(t, overloadRun(func(_, i int) (int, time.Duration) {
+		if i%8 < 3 {
+			return 200, 200 * time.Millisecond
+		}
+		if i%20 == 19 {
+			return 0, 5 * time.Second
+		}
+		return 503, 2 * time.Millisecond
+	}), map[string]string{"max-timeouts": "0.06"}); res.Status != verdict.Pass {
+		t.Errorf("max-timeouts 0.06: status %s: %s", res.Status, res.Observed)
+	}
+}
+
+func TestShedsExcessLoadWithoutAFaultHasNothingToJudge(t *testing.T) {
+	in := vt.New().Input()
+	if res := judgeShed(t, in, nil); res.Status != verdict.Inconclusive {
+		t.Fatalf("no fault: status %s", res.Status)
+	}
+}
