@@ -7,3 +7,8 @@ import _ "embed"
 //
 //go:embed kind-config.yaml
 var KindConfig []byte
+
+// GoMod is the module's go.mod; the recipe's own go.mod copies its go line (internal/cluster).
+//
+//go:embed go.mod
+var GoMod []byte

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,10 +17,25 @@ import (
 	"github.com/probegate/probegate/hack"
 )
 
-// recipeGoMod lets host-prep.sh and build-addons.sh `go build ./hack/runc-shim` and `./hack/pause`
-// (standard library only) in a materialised recipe. An old go line never asks for a newer
-// toolchain, which could not be downloaded offline.
-const recipeGoMod = "module github.com/probegate/probegate\n\ngo 1.21\n"
+// recipeGoMod returns the go.mod that lets host-prep.sh and build-addons.sh `go build
+// ./hack/runc-shim` and `./hack/pause` (standard library only) in a materialised recipe: the
+// module's own path, go and toolchain lines without its requirements, so those binaries come out
+// byte for byte as from a checkout (and the installed runc-shim is not replaced for nothing).
+func recipeGoMod() ([]byte, error) {
+	var b strings.Builder
+	for _, line := range strings.Split(string(probegate.GoMod), "\n") {
+		line = strings.TrimSpace(line)
+		for _, directive := range []string{"module ", "go ", "toolchain "} {
+			if strings.HasPrefix(line, directive) {
+				b.WriteString(line + "\n")
+			}
+		}
+	}
+	if !strings.HasPrefix(b.String(), "module ") {
+		return nil, errors.New("recipe go.mod: the embedded go.mod has no module line")
+	}
+	return []byte(b.String()), nil
+}
 
 // recipeFile is one file of the run-time recipe: a slash-separated path relative to the recipe's
 // root, its permissions and its contents.
@@ -32,11 +48,15 @@ type recipeFile struct {
 // recipeFiles returns the files `cluster create` runs, laid out as in the repository: hack/ (from
 // package hack), kind-config.yaml and a go.mod, sorted by path.
 func recipeFiles() ([]recipeFile, error) {
+	gomod, err := recipeGoMod()
+	if err != nil {
+		return nil, err
+	}
 	files := []recipeFile{
 		{Path: "kind-config.yaml", Mode: 0o644, Data: probegate.KindConfig},
-		{Path: "go.mod", Mode: 0o644, Data: []byte(recipeGoMod)},
+		{Path: "go.mod", Mode: 0o644, Data: gomod},
 	}
-	err := fs.WalkDir(hack.Files, ".", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(hack.Files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -220,18 +220,37 @@ func TestRecipeKeepsNodeImageKey(t *testing.T) {
 	}
 }
 
-// TestRecipeGoBuilds builds the recipe's Go programs (runc-shim, pause) from the materialised tree, as
-// host-prep.sh and build-addons.sh do, with the recipe's go.mod.
+// TestRecipeGoBuilds builds runc-shim as host-prep.sh does, from the recipe and from the checkout:
+// the recipe's go.mod must build it, and to the same bytes, so switching between `make` and an
+// installed binary does not replace the runtime dockerd uses. pause (build-addons.sh) must build too.
 func TestRecipeGoBuilds(t *testing.T) {
 	dir, err := recipeDir(t.TempDir(), mustRecipe(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "build", "-trimpath", "-o", t.TempDir()+"/", "./hack/runc-shim", "./hack/pause")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build in the recipe: %v\n%s", err, out)
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	build := func(root, output string, pkgs ...string) {
+		t.Helper()
+		cmd := exec.Command("go", append([]string{"build", "-trimpath", "-buildvcs=false", "-o", output}, pkgs...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build in %s: %v\n%s", root, err, b)
+		}
+	}
+	build(dir, out+"/", "./hack/runc-shim", "./hack/pause")
+	build(checkout, filepath.Join(out, "shim-checkout"), "./hack/runc-shim")
+	a, errA := os.ReadFile(filepath.Join(out, "runc-shim"))
+	b, errB := os.ReadFile(filepath.Join(out, "shim-checkout"))
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if sha256.Sum256(a) != sha256.Sum256(b) {
+		t.Error("runc-shim built from the recipe differs from the checkout's build: host-prep.sh would reinstall it on every switch")
 	}
 }
 
@@ -266,5 +285,57 @@ func TestKindConfigMatchesPortMappings(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("kind-config.yaml maps %v, PortMappings %v", got, want)
+	}
+}
+
+// TestCreateNeedsNoCheckout resolves Create's defaults from a directory outside any checkout, with
+// no PROBEGATE_ROOT: the embedded recipe is materialised under the cache and node-image.sh runs from
+// it (KIND_NODE_IMAGE makes it print the image and exit before it builds or touches anything).
+func TestCreateNeedsNoCheckout(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("PROBEGATE_CACHE", cache)
+	t.Setenv("PROBEGATE_ROOT", "")
+	t.Setenv("KIND_NODE_IMAGE", "example.invalid/node:test")
+	t.Chdir(t.TempDir())
+
+	var opts Options
+	if err := opts.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(opts.Root) != filepath.Join(cache, "recipe") {
+		t.Errorf("Root = %s, want a recipe under %s", opts.Root, cache)
+	}
+	if opts.Config != filepath.Join(opts.Root, "kind-config.yaml") {
+		t.Errorf("Config = %s, want the recipe's kind-config.yaml", opts.Config)
+	}
+	if data, err := os.ReadFile(opts.Config); err != nil || string(data) != string(probegate.KindConfig) {
+		t.Errorf("recipe kind-config.yaml: %v", err)
+	}
+	out, err := runScript(t.Context(), opts.Root, "node-image.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lastLine(string(out)); got != "example.invalid/node:test" {
+		t.Errorf("node-image.sh printed %q", got)
+	}
+}
+
+func TestRootOverride(t *testing.T) {
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PROBEGATE_ROOT", checkout)
+	t.Setenv("PROBEGATE_CACHE", t.TempDir())
+	var opts Options
+	if err := opts.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	if opts.Root != checkout || opts.Config != filepath.Join(checkout, "kind-config.yaml") {
+		t.Errorf("with PROBEGATE_ROOT=%s: Root %s, Config %s", checkout, opts.Root, opts.Config)
+	}
+	t.Setenv("PROBEGATE_ROOT", t.TempDir())
+	if err := (&Options{}).defaults(); err == nil || !strings.Contains(err.Error(), "not a probegate source tree") {
+		t.Errorf("PROBEGATE_ROOT without hack/: err = %v", err)
 	}
 }
