@@ -35,7 +35,7 @@ if $needs_shim; then
   want_runtime=probegate-runc
   mkdir -p "$(dirname "$SHIM")"
   tmp=$(mktemp)
-  (cd "$REPO_ROOT" && go build -trimpath -o "$tmp" ./hack/runc-shim) || die "building hack/runc-shim failed"
+  (cd "$REPO_ROOT" && go build -trimpath -buildvcs=false -o "$tmp" ./hack/runc-shim) || die "building hack/runc-shim failed"
   if ! cmp -s "$tmp" "$SHIM"; then install -m 0755 "$tmp" "$SHIM"; log "installed $SHIM (host lacks CAP_SYS_RESOURCE)"; fi
   rm -f "$tmp"
   mkdir -p /etc/docker

@@ -37,7 +37,7 @@ node and from every docker container is fenced: nothing the cluster does leaves 
 			return nil
 		},
 	}
-	create.Flags().StringVar(&opts.Config, "config", "", "kind config file (default <repo>/kind-config.yaml)")
+	create.Flags().StringVar(&opts.Config, "config", "", "kind config file (default: the embedded kind-config.yaml, or $PROBEGATE_ROOT/kind-config.yaml)")
 	create.Flags().StringVar(&opts.NodeImage, "image", "", "node image (default $KIND_NODE_IMAGE, else build the offline image)")
 	create.Flags().DurationVar(&opts.WaitTimeout, "wait", 0, "how long to wait for the node and CoreDNS (default 3m)")
 

@@ -1,7 +1,8 @@
 // Package cluster creates, reuses and deletes probegate's local kind cluster, offline: it prepares
 // the host (hack/host-prep.sh), builds or reuses the node image (hack/node-image.sh), runs the pinned
-// kind CLI, checks the egress fence, and waits until the node is Ready and CoreDNS serves. The CLI
-// (`probegate cluster`), `make cluster` and the test suites all come through here.
+// kind CLI, checks the egress fence, and waits until the node is Ready and CoreDNS serves. The
+// scripts and kind-config.yaml are embedded in the binary (recipe.go), so no source tree is needed.
+// The CLI (`probegate cluster`), `make cluster` and the test suites all come through here.
 package cluster
 
 import (
@@ -31,10 +32,11 @@ const KindVersion = "v0.33.0"
 // Options configure Create and Delete. Zero values mean the defaults.
 type Options struct {
 	Name      string // kind cluster name (DefaultName)
-	Config    string // kind config file (<repo>/kind-config.yaml)
+	Config    string // kind config file (<Root>/kind-config.yaml)
 	NodeImage string // node image; empty: $KIND_NODE_IMAGE, else build with hack/node-image.sh
-	// Root is the probegate source tree holding hack/ and kind-config.yaml; empty: found from the
-	// working directory, or $PROBEGATE_ROOT.
+	// Root is a probegate source tree whose hack/ scripts and kind-config.yaml are run in place, for
+	// developers changing them; empty: $PROBEGATE_ROOT, else the copies embedded in this binary
+	// (packages hack and probegate), written once to CacheDir()/recipe/<content hash>.
 	Root string
 	// WaitTimeout bounds waiting for the node and CoreDNS (3 minutes).
 	WaitTimeout time.Duration
@@ -63,12 +65,14 @@ func (o *Options) defaults() error {
 		o.WaitTimeout = 3 * time.Minute
 	}
 	if o.Root == "" {
-		root, err := FindRoot()
-		if err != nil {
-			return err
-		}
-		o.Root = root
+		o.Root = os.Getenv("PROBEGATE_ROOT")
 	}
+	root, err := recipeRoot(o.Root)
+	if err != nil {
+		return err
+	}
+	o.Root = root
+	o.Log.Debug("host scripts", "root", o.Root)
 	if o.Config == "" {
 		o.Config = filepath.Join(o.Root, "kind-config.yaml")
 	}
@@ -78,8 +82,9 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// FindRoot locates the probegate source tree: $PROBEGATE_ROOT, else the nearest parent of the
-// working directory holding hack/node-image.sh.
+// FindRoot locates the probegate source tree, for tests and tools that build from it: $PROBEGATE_ROOT,
+// else the nearest parent of the working directory holding hack/node-image.sh. Create does not need
+// it: the binary carries its scripts.
 func FindRoot() (string, error) {
 	if r := os.Getenv("PROBEGATE_ROOT"); r != "" {
 		return r, nil

@@ -21,7 +21,7 @@ func hostPrep(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// runScript runs hack/<name> from the source tree, streaming its stderr (progress) to ours, and
+// runScript runs hack/<name> from root (see recipeRoot), streaming its stderr (progress) to ours, and
 // returns its stdout.
 func runScript(ctx context.Context, root, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(root, "hack", name)}, args...)...)

@@ -1,0 +1,220 @@
+package cluster
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/probegate/probegate"
+	"github.com/probegate/probegate/hack"
+)
+
+// recipeGoMod returns the go.mod that lets host-prep.sh and build-addons.sh `go build
+// ./hack/runc-shim` and `./hack/pause` (standard library only) in a materialised recipe: the
+// module's own path, go and toolchain lines without its requirements, so those binaries come out
+// byte for byte as from a checkout (and the installed runc-shim is not replaced for nothing).
+func recipeGoMod() ([]byte, error) {
+	var b strings.Builder
+	for _, line := range strings.Split(string(probegate.GoMod), "\n") {
+		line = strings.TrimSpace(line)
+		for _, directive := range []string{"module ", "go ", "toolchain "} {
+			if strings.HasPrefix(line, directive) {
+				b.WriteString(line + "\n")
+			}
+		}
+	}
+	if !strings.HasPrefix(b.String(), "module ") {
+		return nil, errors.New("recipe go.mod: the embedded go.mod has no module line")
+	}
+	return []byte(b.String()), nil
+}
+
+// recipeFile is one file of the run-time recipe: a slash-separated path relative to the recipe's
+// root, its permissions and its contents.
+type recipeFile struct {
+	Path string
+	Mode fs.FileMode
+	Data []byte
+}
+
+// recipeFiles returns the files `cluster create` runs, laid out as in the repository: hack/ (from
+// package hack), kind-config.yaml and a go.mod, sorted by path.
+func recipeFiles() ([]recipeFile, error) {
+	gomod, err := recipeGoMod()
+	if err != nil {
+		return nil, err
+	}
+	files := []recipeFile{
+		{Path: "kind-config.yaml", Mode: 0o644, Data: probegate.KindConfig},
+		{Path: "go.mod", Mode: 0o644, Data: gomod},
+	}
+	err = fs.WalkDir(hack.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(hack.Files, p)
+		if err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o644)
+		if hack.Executable[p] {
+			mode = 0o755
+		}
+		files = append(files, recipeFile{Path: path.Join("hack", p), Mode: mode, Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read embedded hack files: %w", err)
+	}
+	slices.SortFunc(files, func(a, b recipeFile) int { return strings.Compare(a.Path, b.Path) })
+	return files, nil
+}
+
+// recipeDigest hashes the paths, modes and contents of files (sorted by path).
+func recipeDigest(files []recipeFile) string {
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%o\x00%d\x00", f.Path, f.Mode.Perm(), len(f.Data))
+		h.Write(f.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// recipeDir returns the directory under base holding files, writing it first when it is missing or
+// does not hold exactly files. The directory is named by the files' digest, so binaries with
+// different recipes never share one, and every later call with the same files only checks it.
+func recipeDir(base string, files []recipeFile) (string, error) {
+	dir := filepath.Join(base, recipeDigest(files))
+	if checkRecipe(dir, files) == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", fmt.Errorf("create recipe cache %s: %w", base, err)
+	}
+	tmp, err := os.MkdirTemp(base, "."+filepath.Base(dir)+"-")
+	if err != nil {
+		return "", fmt.Errorf("create recipe directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := writeRecipe(tmp, files); err != nil {
+		return "", err
+	}
+	if err := checkRecipe(dir, files); err != nil {
+		// Missing, or changed since it was written: replace it.
+		if err := os.RemoveAll(dir); err != nil {
+			return "", fmt.Errorf("remove stale recipe %s: %w", dir, err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another process may have written the same recipe in the meantime.
+		if checkRecipe(dir, files) == nil {
+			return dir, nil
+		}
+		return "", fmt.Errorf("install recipe %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// writeRecipe writes files under dir with exact permissions (whatever the umask), directories 0755.
+func writeRecipe(dir string, files []recipeFile) error {
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("write recipe: %w", err)
+	}
+	for _, f := range files {
+		name := filepath.Join(dir, filepath.FromSlash(f.Path))
+		for d := filepath.Dir(name); d != dir; d = filepath.Dir(d) {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return fmt.Errorf("write recipe: %w", err)
+			}
+			if err := os.Chmod(d, 0o755); err != nil {
+				return fmt.Errorf("write recipe: %w", err)
+			}
+		}
+		if err := os.WriteFile(name, f.Data, f.Mode); err != nil {
+			return fmt.Errorf("write recipe file %s: %w", f.Path, err)
+		}
+		if err := os.Chmod(name, f.Mode); err != nil {
+			return fmt.Errorf("write recipe file %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+// checkRecipe fails unless dir holds exactly files: the same paths, permissions and contents, and
+// nothing else, in directories of mode 0755 (node-image.sh hashes whole directories, modes included,
+// into the node image's cache key).
+func checkRecipe(dir string, files []recipeFile) error {
+	want := make(map[string]recipeFile, len(files))
+	for _, f := range files {
+		want[f.Path] = f
+	}
+	seen := 0
+	err := filepath.WalkDir(dir, func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, name)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if rel != "." && info.Mode().Perm() != 0o755 {
+				return fmt.Errorf("directory %s: mode %v, want 0755", rel, info.Mode().Perm())
+			}
+			return nil
+		}
+		f, ok := want[rel]
+		if !ok {
+			return fmt.Errorf("unexpected file %s", rel)
+		}
+		if !info.Mode().IsRegular() || info.Mode().Perm() != f.Mode {
+			return fmt.Errorf("%s: mode %v, want %v", rel, info.Mode(), f.Mode)
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(data, f.Data) {
+			return fmt.Errorf("%s: contents changed", rel)
+		}
+		seen++
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("check recipe %s: %w", dir, err)
+	}
+	if seen != len(files) {
+		return fmt.Errorf("check recipe %s: %d of %d files present", dir, seen, len(files))
+	}
+	return nil
+}
+
+// recipeRoot returns the tree holding hack/ and kind-config.yaml that Create runs: root when set
+// (a developer's checkout), else the recipe embedded in this binary, materialised under
+// CacheDir()/recipe.
+func recipeRoot(root string) (string, error) {
+	if root != "" {
+		if _, err := os.Stat(filepath.Join(root, "hack", "node-image.sh")); err != nil {
+			return "", fmt.Errorf("%s is not a probegate source tree: %w", root, err)
+		}
+		return root, nil
+	}
+	files, err := recipeFiles()
+	if err != nil {
+		return "", err
+	}
+	return recipeDir(filepath.Join(CacheDir(), "recipe"), files)
+}
