@@ -73,6 +73,11 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 			for _, u := range v.Unshown {
 				fmt.Fprintf(&b, "  %s  could not show: %s\n", strings.Repeat(" ", statusW), u)
 			}
+			for _, tol := range v.Tolerances {
+				if !strings.Contains(tol, "(rule default)") { // the scenario's own; defaults are in report.html
+					fmt.Fprintf(&b, "  %s  %s\n", strings.Repeat(" ", statusW), paint(ansiDim, "tolerance "+tol))
+				}
+			}
 		}
 	}
 	b.WriteString(FinalLine(r.Counts()))

@@ -95,3 +95,19 @@ func TestColorOnlyOnATerminal(t *testing.T) {
 		t.Error("colour chosen although NO_COLOR is set")
 	}
 }
+
+func TestTerminalShowsTheScenariosTolerances(t *testing.T) {
+	r := reportstest.SampleReport(50)
+	v := &r.Scenarios[0].Verdicts[0]
+	v.Tolerances = []string{"grace=2s: a survivor can blip on a loaded node", "tolerance=1s (rule default): slack"}
+	var out bytes.Buffer
+	if err := reports.WriteTerminal(&out, r, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "tolerance grace=2s: a survivor can blip on a loaded node\n") {
+		t.Errorf("the scenario's tolerance is not shown:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "rule default") {
+		t.Errorf("rule defaults belong in report.html, not the terminal:\n%s", out.String())
+	}
+}

@@ -31,7 +31,7 @@ func (VerdictJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, erro
 	}
 	results := make([]verdict.Result, 0, len(in.Scenario.Expect))
 	for _, e := range in.Scenario.Expect {
-		res, err := verdict.Evaluate(vin, verdict.Spec{Rule: e.Rule, Params: e.Params})
+		res, err := verdict.Evaluate(vin, verdict.Spec{Rule: e.Rule, Params: e.Params, Tolerance: e.Tolerance})
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s:%d: %w", in.Scenario.File, e.Line, err)
 		}

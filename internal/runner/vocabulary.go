@@ -18,8 +18,17 @@ func Vocabulary(faults FaultBuilder) scenario.Vocabulary {
 	v := scenario.Vocabulary{
 		Rules:      verdict.Names(),
 		RuleParams: verdict.CheckParams,
-		Defaults:   verdict.Defaults(),
-		Variants:   VariantNames(),
+		Tolerances: func(rule string, params map[string]string) []string {
+			var set []string
+			for _, name := range verdict.ToleranceParams(rule) {
+				if v, ok := params[name]; ok && !verdict.IsZeroParam(v) {
+					set = append(set, name)
+				}
+			}
+			return set
+		},
+		Defaults: verdict.Defaults(),
+		Variants: VariantNames(),
 		OracleParams: func(p map[string]string) error {
 			_, err := oracle.ParseOptions(p)
 			return err

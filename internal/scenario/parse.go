@@ -20,6 +20,9 @@ type Vocabulary struct {
 	// (unknown parameter, wrong kind of value); their error is reported at the params line.
 	RuleParams  func(rule string, params map[string]string) error
 	FaultParams func(faultType string, params map[string]string) error
+	// Tolerances, when set, names the parameters among params that loosen the rule's bound by hand
+	// (set to a non-zero value): an expectation that sets one must give its reason in "tolerance".
+	Tolerances func(rule string, params map[string]string) []string
 	// OracleParams, when set, checks the scenario's oracle options.
 	OracleParams func(params map[string]string) error
 	// Defaults are rules every scenario is judged by: appended to its expect list unless listed.
@@ -142,7 +145,15 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 							paramsNode = n
 							r.params(n, p, &e.Params)
 						}},
+						"tolerance": {decode: func(n *yaml.Node, p string) { r.text(n, p, &e.Tolerance) }},
 					})
+				}
+				if vocab.Tolerances != nil && e.Rule != "" && strings.TrimSpace(e.Tolerance) == "" {
+					if set := vocab.Tolerances(e.Rule, e.Params); len(set) > 0 {
+						r.fail(orNode(paramsNode, item), p+".params",
+							"%s loosens the bound of %s by hand: say why in a one-line \"tolerance:\" beside params (it is shown in the report)",
+							strings.Join(set, ", "), e.Rule)
+					}
 				}
 				if ruleNode != nil && e.Rule != "" {
 					rp := p

@@ -272,3 +272,29 @@ func TestParseAppendsDefaultRules(t *testing.T) {
 		t.Errorf("rules = %s, want the listed one then the missing default", got)
 	}
 }
+
+// A hand-set allowance needs its reason in the file, which the report then shows.
+func TestParseRequiresAReasonForATolerance(t *testing.T) {
+	v := testVocab
+	v.Tolerances = func(rule string, params map[string]string) []string {
+		if rule == "min-ready-endpoints" && params["grace"] != "" && params["grace"] != "0s" {
+			return []string{"grace"}
+		}
+		return nil
+	}
+	head := "name: x\nload: {rate: 10, duration: 10s}\nexpect:\n  - rule: min-ready-endpoints\n"
+	_, err := Parse("x.yaml", []byte(head+"    params: {min: 2, grace: 2s}\n"), v)
+	if err == nil || !strings.Contains(err.Error(), `x.yaml:5: expect[0].params: grace loosens the bound of min-ready-endpoints by hand: say why`) {
+		t.Fatalf("no reason: err = %v", err)
+	}
+	s, err := Parse("x.yaml", []byte(head+"    params: {min: 2, grace: 2s}\n    tolerance: a survivor can blip on a loaded node\n"), v)
+	if err != nil {
+		t.Fatalf("with a reason: %v", err)
+	}
+	if s.Expect[0].Tolerance != "a survivor can blip on a loaded node" {
+		t.Errorf("tolerance = %q", s.Expect[0].Tolerance)
+	}
+	if _, err := Parse("x.yaml", []byte(head+"    params: {min: 2, grace: 0s}\n"), v); err != nil {
+		t.Errorf("a zero tolerance loosens nothing and needs no reason: %v", err)
+	}
+}

@@ -73,7 +73,9 @@ func (f Fault) End() time.Duration { return f.At + f.Duration }
 type Expectation struct {
 	Rule   string            `json:"rule"`
 	Params map[string]string `json:"params,omitempty"`
-	Line   int               `json:"-"`
+	// Tolerance is the one-line reason for the tolerance parameters (hand-set allowances) in Params.
+	Tolerance string `json:"tolerance,omitempty"`
+	Line      int    `json:"-"`
 }
 
 // Span is the scenario's fault + oracle time: the load (during which faults run and are judged)

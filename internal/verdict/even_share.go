@@ -14,7 +14,7 @@ func init() {
 		Doc: "In every window where the set of ready endpoints is stable (after a settle time), the busiest ready " +
 			"pod serves at most max-ratio times the requests of the least busy one.",
 		Params: []ParamSpec{
-			{Name: "max-ratio", Kind: KindFloat, Default: "1.5", Doc: "bound on max/min requests per ready pod"},
+			{Name: "max-ratio", Kind: KindFloat, Default: "1.5", Doc: "bound on max/min requests per ready pod", Tolerance: true},
 			{Name: "settle", Kind: KindDuration, Doc: "skipped after each change of the ready set; default the oracle's propagation"},
 			{Name: "min-window", Kind: KindDuration, Default: "5s", Doc: "shortest stable window judged"},
 			{Name: "min-requests", Kind: KindInt, Default: "20", Doc: "fewest requests per ready pod (on average) for a window to be judged"},

@@ -21,12 +21,12 @@ var failClasses = []string{FailDetection, FailWithdrawn, FailTermination, FailRe
 
 func init() {
 	params := []ParamSpec{
-		{Name: "max", Kind: KindInt, Default: "0", Doc: "failed requests allowed in total"},
-		{Name: "max-ratio", Kind: KindFloat, Doc: "failed/sent allowed (checked in addition to max when given)"},
-		{Name: "allowance", Kind: KindDuration, Doc: "propagation slack; default the oracle's propagation"},
+		{Name: "max", Kind: KindInt, Default: "0", Doc: "failed requests allowed in total", Tolerance: true},
+		{Name: "max-ratio", Kind: KindFloat, Doc: "failed/sent allowed (checked in addition to max when given)", Tolerance: true},
+		{Name: "allowance", Kind: KindDuration, Doc: "propagation slack; default the oracle's propagation", Tolerance: true},
 	}
 	for _, c := range failClasses {
-		params = append(params, ParamSpec{Name: "max-" + c, Kind: KindInt, Doc: "failed requests allowed in class " + c})
+		params = append(params, ParamSpec{Name: "max-" + c, Kind: KindInt, Doc: "failed requests allowed in class " + c, Tolerance: true})
 	}
 	Register(Rule{
 		Name:  "failed-requests-budget",

@@ -17,7 +17,7 @@ func init() {
 		Params: []ParamSpec{
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 			{Name: "pods", Kind: KindList, Doc: "the pods expected to restart; default the faults' pods"},
-			{Name: "within", Kind: KindDuration, Doc: "override the window's deadline (offset from the fault start)"},
+			{Name: "within", Kind: KindDuration, Doc: "override the window's deadline (offset from the fault start)", Tolerance: true},
 		},
 		Needs: NeedsFaultEffect | NeedsRestarts,
 		Judge: judgeLivenessRestartInWindow,

@@ -14,7 +14,7 @@ func init() {
 			"withdraw every backend.",
 		Params: []ParamSpec{
 			{Name: "min", Kind: KindInt, Default: "1", Doc: "the least number of ready endpoints allowed"},
-			{Name: "grace", Kind: KindDuration, Default: "0s", Doc: "a dip shorter than this is tolerated (reported as a figure)"},
+			{Name: "grace", Kind: KindDuration, Default: "0s", Doc: "a dip shorter than this is tolerated (reported as a figure)", Tolerance: true},
 		},
 		Needs: NeedsEndpoints,
 		Judge: judgeMinReadyEndpoints,

@@ -15,7 +15,7 @@ func init() {
 			"is inverted: at least one forced kill must be observed (drain-exceeds-grace).",
 		Params: []ParamSpec{
 			{Name: "expected", Kind: KindBool, Default: "false", Doc: "a forced kill is the expected outcome"},
-			{Name: "tolerance", Kind: KindDuration, Default: "1s", Doc: "slack after deletion + grace before an exit counts as forced"},
+			{Name: "tolerance", Kind: KindDuration, Default: "1s", Doc: "slack after deletion + grace before an exit counts as forced", Tolerance: true},
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
 		},
 		Needs: NeedsFaultEffect,

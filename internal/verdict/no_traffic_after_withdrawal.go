@@ -15,8 +15,8 @@ func init() {
 			"propagation), until it is ready again. Requests on reused keep-alive connections are counted separately " +
 			"as leakage (a figure), not as failures, unless count-reused is set.",
 		Params: []ParamSpec{
-			{Name: "allowance", Kind: KindDuration, Doc: "time for kube-proxy to stop routing; default the oracle's propagation"},
-			{Name: "max", Kind: KindInt, Default: "0", Doc: "requests on new connections tolerated after withdrawal"},
+			{Name: "allowance", Kind: KindDuration, Doc: "time for kube-proxy to stop routing; default the oracle's propagation", Tolerance: true},
+			{Name: "max", Kind: KindInt, Default: "0", Doc: "requests on new connections tolerated after withdrawal", Tolerance: true},
 			{Name: "count-reused", Kind: KindBool, Default: "false", Doc: "also fail on requests over reused connections"},
 			{Name: "require-withdrawal", Kind: KindBool, Default: "true", Doc: "fail when no endpoint was withdrawn at all"},
 		},

@@ -29,6 +29,9 @@ type ParamSpec struct {
 	Kind    ParamKind `json:"kind"`
 	Default string    `json:"default,omitempty"`
 	Doc     string    `json:"doc"`
+	// Tolerance marks a hand-set allowance that loosens the rule's bound (a grace, a budget, a
+	// deadline override): a scenario that sets it must say why, and the report shows it.
+	Tolerance bool `json:"tolerance,omitempty"`
 }
 
 func (k ParamKind) check(v string) error {

@@ -17,7 +17,7 @@ func init() {
 			"number of ready endpoints is back to its pre-fault count within the bound; later dips are listed, not failed. " +
 			"A fault followed by the next one before recovery was due is judged together with it.",
 		Params: []ParamSpec{
-			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline, plus for one-shot faults the slowest bootstrap measured in this run before the fault (else the startup budget)"},
+			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline, plus for one-shot faults the slowest bootstrap measured in this run before the fault (else the startup budget)", Tolerance: true},
 			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the most ready at once between the load's start and the fault"},
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 		},

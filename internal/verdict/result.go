@@ -33,8 +33,10 @@ type Result struct {
 	Observed string         `json:"observed"`
 	At       *time.Duration `json:"at,omitempty"`
 	// Unshown says, for an INCONCLUSIVE verdict, what could not be shown and why (one line each).
-	Unshown  []string   `json:"unshown,omitempty"`
-	Evidence []Evidence `json:"evidence,omitempty"`
+	Unshown []string `json:"unshown,omitempty"`
+	// Tolerances are the hand-set allowances the judgement used, each with its reason.
+	Tolerances []string   `json:"tolerances,omitempty"`
+	Evidence   []Evidence `json:"evidence,omitempty"`
 	// Figures holds the key numbers behind the verdict (for summaries and plots).
 	Figures map[string]float64 `json:"figures,omitempty"`
 	// Windows are the oracle windows the rule judged against, placed on the timeline.

@@ -128,6 +128,8 @@ func (r Rule) paramNames() string {
 type Spec struct {
 	Rule   string            `json:"rule"`
 	Params map[string]string `json:"params,omitempty"`
+	// Tolerance is the scenario's one-line reason for the tolerance parameters it sets.
+	Tolerance string `json:"tolerance,omitempty"`
 }
 
 // Evaluate checks one rule against the run: it validates the parameters, runs the rule with them
@@ -149,5 +151,58 @@ func Evaluate(in Input, s Spec) (Result, error) {
 		res.Observed = "rule returned no status (harness bug)"
 	}
 	r.Needs.gate(in, &res)
+	res.Tolerances = r.tolerances(s)
 	return res, nil
+}
+
+// tolerances lists the hand-set allowances the judgement used: each tolerance parameter the spec
+// sets to a non-zero value, with the spec's reason, and each non-zero default, with the parameter's
+// doc.
+func (r Rule) tolerances(s Spec) []string {
+	var out []string
+	for _, p := range r.Params {
+		if !p.Tolerance {
+			continue
+		}
+		if v, ok := s.Params[p.Name]; ok {
+			if !isZero(v) {
+				out = append(out, fmt.Sprintf("%s=%s: %s", p.Name, v, s.Tolerance))
+			}
+			continue
+		}
+		if p.Default != "" && !isZero(p.Default) {
+			out = append(out, fmt.Sprintf("%s=%s (rule default): %s", p.Name, p.Default, p.Doc))
+		}
+	}
+	return out
+}
+
+// ToleranceParams names the rule's tolerance parameters.
+func ToleranceParams(rule string) []string {
+	r, ok := Lookup(rule)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, p := range r.Params {
+		if p.Tolerance {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// IsZeroParam reports whether a parameter value is zero ("0", "0s", "0.0", "false"): a zero
+// tolerance loosens nothing.
+func IsZeroParam(v string) bool { return isZero(v) }
+
+func isZero(v string) bool {
+	switch strings.TrimSpace(v) {
+	case "", "false":
+		return true
+	}
+	if d, err := parseDuration(v); err == nil {
+		return d == 0
+	}
+	return false
 }

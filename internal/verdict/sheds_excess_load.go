@@ -21,8 +21,8 @@ func init() {
 			"falls to zero while the server stays busy.",
 		Params: []ParamSpec{
 			{Name: "fault", Kind: KindList, Doc: "fault names or types to judge; default every fault"},
-			{Name: "goodput", Kind: KindFloat, Default: "0.75", Doc: "least mean goodput over the fault, as a fraction of the measured capacity"},
-			{Name: "max-timeouts", Kind: KindFloat, Default: "0.01", Doc: "largest fraction of the requests sent during the fault that may time out at the client"},
+			{Name: "goodput", Kind: KindFloat, Default: "0.75", Doc: "least mean goodput over the fault, as a fraction of the measured capacity", Tolerance: true},
+			{Name: "max-timeouts", Kind: KindFloat, Default: "0.01", Doc: "largest fraction of the requests sent during the fault that may time out at the client", Tolerance: true},
 		},
 		Needs: NeedsFaultEffect,
 		Judge: judgeShedsExcessLoad,

@@ -119,3 +119,26 @@ func TestShedsExcessLoadWithoutAFaultHasNothingToJudge(t *testing.T) {
 		t.Fatalf("no fault: status %s", res.Status)
 	}
 }
+
+func TestResultsListTheirTolerances(t *testing.T) {
+	in := overloadRun(func(_, i int) (int, time.Duration) {
+		if i%8 < 3 {
+			return 200, 200 * time.Millisecond
+		}
+		return 503, 2 * time.Millisecond
+	})
+	res, err := verdict.Evaluate(in, verdict.Spec{Rule: "sheds-excess-load", Params: map[string]string{"goodput": "0.6"}, Tolerance: "a slow CI node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"goodput=0.6: a slow CI node", "max-timeouts=0.01 (rule default): "}
+	if len(res.Tolerances) != 2 || res.Tolerances[0] != want[0] || !strings.HasPrefix(res.Tolerances[1], want[1]) {
+		t.Fatalf("tolerances %q, want %q…", res.Tolerances, want)
+	}
+	if got := verdict.ToleranceParams("min-ready-endpoints"); len(got) != 1 || got[0] != "grace" {
+		t.Errorf("min-ready-endpoints tolerance params %v, want [grace]", got)
+	}
+	if !verdict.IsZeroParam("0s") || !verdict.IsZeroParam("0") || verdict.IsZeroParam("0.01") || verdict.IsZeroParam("1") {
+		t.Error("IsZeroParam")
+	}
+}
