@@ -101,12 +101,21 @@ func TestTerminatingBeforeExitNeedsALead(t *testing.T) {
 	// 2.96 s after its withdrawal); the status's finishedAt says when it really was.
 	reportedLate := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").
 		ExitedReported(ms(12990), ms(10300), "a", 0)
+	// A busy kubelet sends SIGTERM 2.5 s after the withdrawal (seen on the cluster: a no-drain pod
+	// withdrawn 2.09 s before its exit): the app's lead is counted from the kill, not the withdrawal.
+	killedLate := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").
+		Entry(timeline.Entry{T: ms(12500), Kind: timeline.KindEvent, Pod: "a", Event: &timeline.Event{Reason: "Killing", Message: "Stopping container target"}}).
+		Exited(ms(12700), "a", 0)
+	waitsAfterKill := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").
+		Entry(timeline.Entry{T: ms(10100), Kind: timeline.KindEvent, Pod: "a", Event: &timeline.Event{Reason: "Killing", Message: "Stopping container target"}}).
+		Removed(ms(15990), "a").Exited(16*s, "a", 0)
 	for _, c := range []struct {
 		name string
 		run  *vt.Builder
 		want verdict.Status
 	}{{"exits at once on SIGTERM", exitsAtOnce, verdict.Fail}, {"waits for routing to stop", waits, verdict.Pass},
-		{"exits at once, seen late", reportedLate, verdict.Fail}} {
+		{"exits at once, seen late", reportedLate, verdict.Fail}, {"exits at once on a late SIGTERM", killedLate, verdict.Fail},
+		{"waits after the kill", waitsAfterKill, verdict.Pass}} {
 		res, err := verdict.Evaluate(c.run.Input(), verdict.Spec{Rule: "terminating-before-exit"})
 		if err != nil {
 			t.Fatal(err)

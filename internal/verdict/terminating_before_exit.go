@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 func init() {
@@ -14,7 +16,9 @@ func init() {
 			"observed terminated (or the pod deleted), and the process outlives the withdrawal by at least the oracle's " +
 			"propagation: kube-proxy keeps routing new connections to it until then. Kubernetes withdraws a deleted " +
 			"pod's endpoint on its own within milliseconds, so the lead is what shows the app waited for routing to stop; " +
-			"a process that exits at once on SIGTERM fails.",
+			"a process that exits at once on SIGTERM fails. The lead counts from the later of the withdrawal and the " +
+			"kubelet's kill (its Killing event, which precedes the preStop hook and SIGTERM): a busy kubelet that is slow to " +
+			"send SIGTERM gives any process a lead, which says nothing about the app.",
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
 			{Name: "min-lead", Kind: KindDuration, Doc: "how long the process must outlive its withdrawal; default the oracle's propagation"},
@@ -59,16 +63,25 @@ func judgeTerminatingBeforeExit(in Input) Result {
 			observed = append(observed, name+": exited while still ready")
 			continue
 		}
-		lead := exit.latestExit() - lastWithdrawal(eps, name, exit.T)
+		from := lastWithdrawal(eps, name, exit.T)
+		kill, killed := killingAt(in.Entries, name, p.Deleting.T, exit.T)
+		if killed && kill > from {
+			from = kill
+		}
+		lead := exit.latestExit() - from
 		if minLead < 0 || secs(lead) < minLead {
 			minLead = secs(lead)
 		}
 		r.add(atEntry(before.T, before.Seq, "%s endpoint ready=false terminating=%v", name, before.Terminating))
 		if lead < minLeadWant {
 			r.failAt(exit.T)
-			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) only %s after its withdrawal: kube-proxy may route new connections to it for up to %s",
-				name, exitWords(exit), dur(lead), dur(minLeadWant)))
-			observed = append(observed, fmt.Sprintf("%s exited %s after its withdrawal (< %s)", name, dur(lead), dur(minLeadWant)))
+			since := "its withdrawal"
+			if killed && kill == from {
+				since = "the kubelet began killing it (after its withdrawal)"
+			}
+			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) only %s after %s: kube-proxy may route new connections to it for up to %s",
+				name, exitWords(exit), dur(lead), since, dur(minLeadWant)))
+			observed = append(observed, fmt.Sprintf("%s exited %s after its withdrawal or kill (< %s)", name, dur(lead), dur(minLeadWant)))
 			continue
 		}
 		r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) %s later", name, exitWords(exit), dur(lead)))
@@ -131,4 +144,15 @@ func lastWithdrawal(eps endpointHistory, pod string, t time.Duration) time.Durat
 		in = s.InRotation()
 	}
 	return at
+}
+
+// killingAt is when the kubelet's Killing event for pod arrived in [from, to]: it starts the
+// container's stop (preStop hook, then SIGTERM).
+func killingAt(entries []timeline.Entry, pod string, from, to time.Duration) (time.Duration, bool) {
+	for _, e := range entries {
+		if e.Kind == timeline.KindEvent && e.Pod == pod && e.Event != nil && e.Event.Reason == "Killing" && e.T >= from && e.T <= to {
+			return e.T, true
+		}
+	}
+	return 0, false
 }
