@@ -25,10 +25,11 @@ const (
 
 	// corpusPrecisionGoal is the bar for gating CI: true positives among warnings and errors.
 	corpusPrecisionGoal = 0.9
-	// corpusMinPrecision is what lint reaches on the labelled corpus (67 of 82 since PG003 and PG007
-	// read the manifest's evidence; 69 of 93 when first labelled), below the goal: the test holds it
-	// as a ratchet (it may only go up) and the bench figure shows the gap.
-	corpusMinPrecision = 0.817
+	// corpusMinPrecision is what lint reaches on the labelled corpus (66 of 79 since PG009 reads the
+	// protocol a route carries; 67 of 82 when PG003 and PG007 began reading the manifest's evidence;
+	// 69 of 93 when first labelled), below the goal: the test holds it as a ratchet (it may only go
+	// up) and the bench figure shows the gap.
+	corpusMinPrecision = 0.835
 	// corpusMinRecall is the share of labelled problems (true positives and known misses) lint
 	// found when the corpus was labelled; it may only go up.
 	corpusMinRecall = 1.0

@@ -17,7 +17,13 @@ func init() {
 			"refuses the requests that are still routed to it in that window, so every rollout, scale-down " +
 			"and node drain costs failed requests. Only containers a Service routes user traffic to are checked " +
 			"(metrics ports and a StatefulSet's headless peer Service do not count), and not single-replica " +
-			"StatefulSets or Recreate Deployments, whose old pod stops before a new one could take over.",
+			"StatefulSets or Recreate Deployments, whose old pod stops before a new one could take over. " +
+			"The finding is info when every route to the container carries a protocol of long-lived " +
+			"connections (redis, memcached, databases, message brokers, websockets), named by the Service " +
+			"port's appProtocol or by the Service or container port's name (`tcp-redis`, a container port " +
+			"`websocket`): those connections are dropped at SIGTERM with or without a delay and their clients " +
+			"reconnect, so a delay only spares the few new connections of the propagation window, which " +
+			"clients retry. HTTP, gRPC and ports whose protocol the manifest does not name stay warnings.",
 		Fix: "Add a preStop hook that waits for withdrawal (the native `sleep` action, a few seconds above the " +
 			"measured propagation), or keep serving for a withdrawal delay after SIGTERM in the application " +
 			"and declare it with annotation " + AnnotationWithdrawal + ".",
@@ -58,8 +64,16 @@ func checkNoShutdownDelay(ctx *Context, w *Workload) []Finding {
 		if hasWithdrawal {
 			what = "no preStop hook and " + AnnotationWithdrawal + " is 0"
 		}
-		f := r.finding(ctx, w, w.AtContainer(c), c.Name,
-			"container %q: %s, though %s routes to it: it may stop serving while traffic is still routed to it", c.Name, what, routes[0])
+		var f Finding
+		if rt, proto, ok := requestRoute(c, routes); ok {
+			f = r.finding(ctx, w, w.AtContainer(c), c.Name,
+				"container %q: %s, though %s routes to it: it may stop serving while traffic is still routed to it", c.Name, what, rt)
+		} else {
+			f = r.finding(ctx, w, w.AtContainer(c), c.Name,
+				"container %q: %s; %s carries %s, long-lived connections that SIGTERM drops with or without a delay and that clients re-establish: a delay would only spare the new connections of the propagation window",
+				c.Name, what, rt, proto)
+			f.Severity = Info
+		}
 		sleep := withdrawalSleep(ctx.propagation(w))
 		f.Fix = fmt.Sprintf("add to container %q: lifecycle: {preStop: {sleep: {seconds: %d}}} (propagation %s + slack), or keep serving %s after SIGTERM in the app and declare %s: \"%d\"",
 			c.Name, seconds32(sleep), fmtDur(ctx.propagation(w)), fmtDur(sleep), AnnotationWithdrawal, seconds32(sleep))
@@ -69,4 +83,16 @@ func checkNoShutdownDelay(ctx *Context, w *Workload) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// requestRoute returns the first of routes that carries a request protocol (or one the manifest
+// does not name), ok true; when every route carries long-lived connections, it returns the first
+// route and its protocol, ok false.
+func requestRoute(c ContainerRef, routes []route) (rt route, longLived string, ok bool) {
+	for _, r := range routes {
+		if longLivedProtocol(c, r) == "" {
+			return r, "", true
+		}
+	}
+	return routes[0], longLivedProtocol(c, routes[0]), false
 }

@@ -80,11 +80,8 @@ func portOwner(w *Workload, p corev1.ServicePort) *corev1.Container {
 	}
 	cs := w.Containers()
 	for _, c := range cs {
-		for _, cp := range c.Ports {
-			if target.Type == intstr.String && cp.Name == target.StrVal ||
-				target.Type == intstr.Int && cp.ContainerPort == target.IntVal {
-				return c.Container
-			}
+		if _, ok := targetContainerPort(c, p); ok {
+			return c.Container
 		}
 	}
 	if target.Type == intstr.String || len(cs) == 0 {

@@ -1,0 +1,85 @@
+package lint
+
+import (
+	"strings"
+	"unicode"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// longLivedProtocols are application protocols whose clients hold a connection open for many
+// requests, or for a stream, and re-establish it when it drops: data stores, brokers and
+// websockets. Names as they appear in a Service port's appProtocol (IANA service names,
+// kubernetes.io/ws and kubernetes.io/wss) or in port names (the mesh convention
+// `<protocol>[-<suffix>]`, or the protocol alone).
+var longLivedProtocols = map[string]bool{
+	"redis": true, "memcache": true, "memcached": true,
+	"mongo": true, "mongodb": true, "mysql": true, "mariadb": true, "postgres": true, "postgresql": true,
+	"cql": true, "cassandra": true, "zookeeper": true,
+	"amqp": true, "amqps": true, "mqtt": true, "mqtts": true, "kafka": true, "nats": true,
+	"ws": true, "wss": true, "websocket": true, "websockets": true,
+	"ldap": true, "ldaps": true,
+}
+
+// requestProtocols are the request/response protocols an appProtocol may name: each request
+// that lands on a refused connection fails.
+var requestProtocols = map[string]bool{
+	"http": true, "https": true, "http2": true, "h2c": true, "grpc": true,
+}
+
+// longLivedProtocol returns the protocol of long-lived connections that route r carries to
+// container c, or "" when the manifest says it carries a request protocol or does not say. The
+// Service port's appProtocol decides when it names a protocol of either kind; otherwise a
+// long-lived protocol named by the Service port, its target port name or the container port it
+// reaches (a websocket port behind a Service port named http) marks the route.
+func longLivedProtocol(c ContainerRef, r route) string {
+	if r.port.AppProtocol != nil {
+		for _, tok := range nameTokens(*r.port.AppProtocol) {
+			if longLivedProtocols[tok] {
+				return tok
+			}
+			if requestProtocols[tok] {
+				return ""
+			}
+		}
+	}
+	names := []string{r.port.Name}
+	if r.port.TargetPort.Type == intstr.String {
+		names = append(names, r.port.TargetPort.StrVal)
+	}
+	if cp, ok := targetContainerPort(c, r.port); ok {
+		names = append(names, cp.Name)
+	}
+	for _, n := range names {
+		for _, tok := range nameTokens(n) {
+			if longLivedProtocols[tok] {
+				return tok
+			}
+		}
+	}
+	return ""
+}
+
+// targetContainerPort is the port of container c that Service port p delivers to, if c declares it.
+func targetContainerPort(c ContainerRef, p corev1.ServicePort) (corev1.ContainerPort, bool) {
+	target := p.TargetPort
+	if target.Type == intstr.Int && target.IntVal == 0 {
+		target = intstr.FromInt32(p.Port)
+	}
+	for _, cp := range c.Ports {
+		if target.Type == intstr.String && cp.Name == target.StrVal ||
+			target.Type == intstr.Int && cp.ContainerPort == target.IntVal {
+			return cp, true
+		}
+	}
+	return corev1.ContainerPort{}, false
+}
+
+// nameTokens splits a port name or appProtocol into lower-case words: "tcp-redis" is tcp and redis,
+// "kubernetes.io/ws" is kubernetes, io and ws.
+func nameTokens(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
