@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
 )
@@ -46,12 +47,14 @@ func mutationFeature(s *suiteEnv, mu scenario.Mutation, sc *scenario.Scenario) f
 			}
 			// A FAIL on a run whose faults did not act, or on "nothing to judge", shows nothing about
 			// the variant: the row must fail for the variant's own mistake.
-			if rep.Summary != nil {
-				for _, f := range rep.Summary.Faults {
-					if f.Note != "" {
-						t.Errorf("variant %s × %s: %s — the run cannot show the anti-pattern", mu.Variant, mu.Scenario, f.Note)
+			if rep.Timeline != nil {
+				for _, f := range timeline.FaultWindows(rep.Timeline.Entries()) {
+					if note := f.Unproven(); note != "" {
+						t.Errorf("variant %s × %s: %s — the run cannot show the anti-pattern", mu.Variant, mu.Scenario, note)
 					}
 				}
+			} else {
+				t.Errorf("variant %s × %s: the report has no timeline", mu.Variant, mu.Scenario)
 			}
 			for _, rule := range rules {
 				v := rep.Verdicts[slices.Index(sc.Rules(), rule)]
@@ -88,8 +91,8 @@ func designatedEvidence(mu scenario.Mutation, rep *reports.ScenarioReport) error
 		return fmt.Errorf("no verdict of rule %s in the report", mu.Rule)
 	}
 	var faulted []string
-	if rep.Summary != nil {
-		for _, f := range rep.Summary.Faults {
+	if rep.Timeline != nil {
+		for _, f := range timeline.FaultWindows(rep.Timeline.Entries()) {
 			if f.Target != "" {
 				faulted = append(faulted, f.Target)
 			}
