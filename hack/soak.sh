@@ -10,7 +10,7 @@ if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 2 ]; then
   echo "soak: N must be a number >= 2 (runs to compare), got '$n'" >&2
   exit 2
 fi
-out=${SOAK_OUT:-_out/soak}
+out=$(realpath -m "${SOAK_OUT:-_out/soak}")
 rm -rf "$out"
 mkdir -p "$out"
 hack/host-prep.sh
@@ -21,7 +21,7 @@ dirs=()
 for i in $(seq 1 "$n"); do
   echo "== soak run $i of $n ($(date -u +%H:%M:%S))"
   # A failing verdict is data here, not the end of the soak: the figures judge the runs together.
-  PROBEGATE_SUITE_OUT="$PWD/$out/run-$i" go test -count=1 -timeout 60m \
+  PROBEGATE_SUITE_OUT="$out/run-$i" go test -count=1 -timeout 60m \
     -run '^(TestIntegrationScenarios|TestIntegrationMutationMatrix)$' ./scenarios >"$out/run-$i.log" 2>&1 || \
     echo "   run $i had test failures (see $out/run-$i.log)"
   grep -E '^(--- FAIL|ok|FAIL)' "$out/run-$i.log" | sed 's/^/   /' || true
