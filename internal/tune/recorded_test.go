@@ -2,7 +2,6 @@ package tune
 
 import (
 	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/probegate/probegate/fixtures/manifests"
 	"github.com/probegate/probegate/internal/oracle"
-	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/internal/verdict/verdicttest"
 	"github.com/probegate/probegate/reports"
 )
 
@@ -22,26 +21,7 @@ import (
 // as a run now records them (the recording predates the workload entry).
 func recordedScenario(t *testing.T, name string) reports.ScenarioReport {
 	t.Helper()
-	open := func(kind string) *gzip.Reader {
-		f, err := os.Open(filepath.Join("..", "verdict", "testdata", name+"."+kind+".jsonl.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return z
-	}
-	tl, err := timeline.Load(open("timeline"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reqs, err := timeline.LoadRequests(open("requests"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tl, reqs := verdicttest.Recorded(t, filepath.Join("..", "verdict", "testdata"), name)
 	objs, err := manifests.Objects("good")
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,7 @@
 package verdict_test
 
 import (
-	"compress/gzip"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,32 +10,14 @@ import (
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
+	vt "github.com/probegate/probegate/internal/verdict/verdicttest"
 )
 
 // recorded loads a run recorded by `probegate run` on the kind cluster (testdata/<name>.*.jsonl.gz),
 // with the load span from its load-start/load-end marks and the oracle of the bundled good target.
 func recorded(t *testing.T, name string, opts oracle.Options) verdict.Input {
 	t.Helper()
-	open := func(kind string) *gzip.Reader {
-		f, err := os.Open(filepath.Join("testdata", name+"."+kind+".jsonl.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return z
-	}
-	tl, err := timeline.Load(open("timeline"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reqs, err := timeline.LoadRequests(open("requests"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tl, reqs := vt.Recorded(t, "testdata", name)
 	in := verdict.Input{Entries: tl.Entries(), Requests: reqs, Oracle: goodOracle(t, opts)}
 	for _, e := range in.Entries {
 		if e.Kind == timeline.KindMark && e.Mark.Name == "load-start" {
