@@ -27,6 +27,7 @@ import (
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/version"
 	"github.com/probegate/probegate/reports"
 )
 
@@ -129,7 +130,7 @@ func writeSuiteReport(ctx context.Context, cfg *envconf.Config) (context.Context
 		out = filepath.Join("..", "_out", "suite")
 	}
 	rep := &reports.Report{
-		ProbegateVersion: runner.Version(), KubernetesVersion: suite.runner.Cluster.Version,
+		ProbegateVersion: version.String(), KubernetesVersion: suite.runner.Cluster.Version,
 		Cluster: suite.runner.Cluster.Name, Started: suite.started, Finished: time.Now(),
 		Command: os.Args, Scenarios: suite.reports,
 	}

@@ -66,7 +66,7 @@ type VegetaLoad struct {
 }
 
 // Start implements LoadStarter.
-func (v VegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, obs Observation) (LoadRun, error) {
+func (v VegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
 	run := &vegetaRun{}
 	cfg := loadgen.Config{
 		URL:                     spec.URL,
@@ -84,9 +84,6 @@ func (v VegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timel
 			run.mu.Unlock()
 		},
 		Logger: v.Logger,
-	}
-	if obs != nil {
-		cfg.ReadyEndpoints = obs.ReadyEndpoints
 	}
 	l, err := loadgen.Start(ctx, cfg)
 	if err != nil {

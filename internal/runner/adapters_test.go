@@ -19,7 +19,7 @@ func TestVegetaLoadRecordsEveryRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	tl := timeline.New(time.Now())
-	run, err := VegetaLoad{}.Start(context.Background(), LoadSpec{URL: srv.URL + "/work", Rate: 40, Duration: time.Second, KeepAlive: true, Timeout: time.Second}, tl, nil)
+	run, err := VegetaLoad{}.Start(context.Background(), LoadSpec{URL: srv.URL + "/work", Rate: 40, Duration: time.Second, KeepAlive: true, Timeout: time.Second}, tl)
 	if err != nil {
 		t.Fatal(err)
 	}

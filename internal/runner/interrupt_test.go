@@ -337,8 +337,8 @@ type drainingLoad struct {
 	drain time.Duration
 }
 
-func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, o Observation) (LoadRun, error) {
-	l.fakeLoad.Start(ctx, spec, tl, o)
+func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+	l.fakeLoad.Start(ctx, spec, tl)
 	return l, nil
 }
 

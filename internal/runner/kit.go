@@ -115,7 +115,7 @@ type LoadSpec struct {
 
 // LoadStarter starts constant-rate load recording every request on tl.
 type LoadStarter interface {
-	Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, obs Observation) (LoadRun, error)
+	Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error)
 }
 
 // LoadRun is load in progress.

@@ -109,7 +109,7 @@ type Preflighter interface {
 // until then is written all the same and the report is marked Interrupted.
 func (r *Runner) Execute(ctx context.Context, scs []*scenario.Scenario, out string, command []string) (*reports.Report, error) {
 	rep := &reports.Report{
-		ProbegateVersion:  Version(),
+		ProbegateVersion:  version.String(),
 		KubernetesVersion: r.Cluster.Version,
 		Cluster:           r.Cluster.Name,
 		Started:           time.Now(),
@@ -152,6 +152,3 @@ func ReplayCommand(s *reports.ScenarioReport, custom *scenario.TargetSpec, image
 	}
 	return strings.Join(parts, " ")
 }
-
-// Version is the harness's version (package version).
-func Version() string { return version.String() }

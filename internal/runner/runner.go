@@ -218,7 +218,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, PodHeader: podHeader(r.Opts.Custom),
 		// A user's app names its pod only in the header its target file gives, if any.
 		IgnorePodHeader: r.Opts.Custom != nil && r.Opts.Custom.PodHeader == "",
-	}), tl, obs)
+	}), tl)
 	if err != nil {
 		return rep, fmt.Errorf("start load: %w", err)
 	}

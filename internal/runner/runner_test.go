@@ -62,7 +62,7 @@ type fakeLoad struct {
 	once sync.Once
 }
 
-func (l *fakeLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, _ Observation) (LoadRun, error) {
+func (l *fakeLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
 	l.mu.Lock()
 	l.spec, l.tl = spec, tl
 	l.mu.Unlock()
