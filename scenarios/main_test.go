@@ -83,7 +83,7 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	}
 	setupCtx, cancel := context.WithTimeout(ctx, 45*time.Minute)
 	defer cancel()
-	c, kc, err := runner.Connect(setupCtx, cfg.KubeconfigFile(), log)
+	c, kc, err := cluster.Connect(setupCtx, cfg.KubeconfigFile(), log)
 	if err != nil {
 		return ctx, err
 	}
@@ -93,7 +93,7 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 			return ctx, err
 		}
 	}
-	r := &runner.Runner{Cluster: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: runner.DefaultParallel(), Slots: cluster.Slots}}
+	r := &runner.Runner{Conn: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: runner.DefaultParallel(), Slots: cluster.Slots}}
 	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, slots: r.SlotPool(runner.DefaultParallel()), started: time.Now()}
 	return ctx, nil
 }
@@ -130,8 +130,8 @@ func writeSuiteReport(ctx context.Context, cfg *envconf.Config) (context.Context
 		out = filepath.Join("..", "_out", "suite")
 	}
 	rep := &reports.Report{
-		ProbegateVersion: version.String(), KubernetesVersion: suite.runner.Cluster.Version,
-		Cluster: suite.runner.Cluster.Name, Started: suite.started, Finished: time.Now(),
+		ProbegateVersion: version.String(), KubernetesVersion: suite.runner.Conn.Version,
+		Cluster: suite.runner.Conn.Name, Started: suite.started, Finished: time.Now(),
 		Command: os.Args, Scenarios: suite.reports,
 	}
 	if err := reports.WriteAll(out, rep); err != nil {

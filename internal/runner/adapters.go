@@ -21,7 +21,7 @@ type InformerObservers struct {
 }
 
 // Start implements ObserverStarter.
-func (o InformerObservers) Start(ctx context.Context, c *Cluster, t *Target, tl *timeline.Timeline) (Observation, error) {
+func (o InformerObservers) Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error) {
 	obs, err := observers.New(c.Client, tl, observers.Options{
 		Namespace: t.Namespace, Service: t.Service, Deployment: t.Deployment, PodSelector: t.Selector, Logger: o.Logger,
 	})
@@ -127,7 +127,7 @@ type FixtureDeployer struct {
 
 // Preflight implements Preflighter: every image the variants need must be built, and on kind it is
 // loaded into the node.
-func (d FixtureDeployer) Preflight(ctx context.Context, c *Cluster, variants []string, custom *scenario.TargetSpec) error {
+func (d FixtureDeployer) Preflight(ctx context.Context, c *cluster.Conn, variants []string, custom *scenario.TargetSpec) error {
 	if custom != nil {
 		return fmt.Errorf("target %s: custom targets are not deployable yet by the fixture deployer", custom.Name)
 	}
@@ -148,7 +148,7 @@ func (d FixtureDeployer) Preflight(ctx context.Context, c *Cluster, variants []s
 }
 
 // Install implements Deployer.
-func (d FixtureDeployer) Install(ctx context.Context, c *Cluster, req InstallRequest) (*Target, error) {
+func (d FixtureDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
 	if req.Custom != nil {
 		return nil, fmt.Errorf("target %s: custom targets are not deployable yet by the fixture deployer", req.Custom.Name)
 	}

@@ -36,7 +36,7 @@ type AppDeployer struct {
 
 // Preflight implements Preflighter: on kind, every image the manifests run is loaded into the node
 // (from the local Docker daemon, or from the image tarball a swap names).
-func (d *AppDeployer) Preflight(ctx context.Context, c *Cluster, _ []string, _ *scenario.TargetSpec) error {
+func (d *AppDeployer) Preflight(ctx context.Context, c *cluster.Conn, _ []string, _ *scenario.TargetSpec) error {
 	if d.Kind == nil {
 		return nil // an existing cluster pulls its own images
 	}
@@ -64,7 +64,7 @@ func imagesToLoad(app *deploy.App) []string {
 }
 
 // Install implements Deployer.
-func (d *AppDeployer) Install(ctx context.Context, c *Cluster, req InstallRequest) (*Target, error) {
+func (d *AppDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
 	d.once.Do(func() {
 		if d.dyn, d.err = dynamic.NewForConfig(c.Config); d.err != nil {
 			return

@@ -41,7 +41,7 @@ type connAttribution struct {
 // attributed by the header alone and the coverage gate judges what that gives.
 func (r *Runner) startAttribution(ctx context.Context, t *Target, log *slog.Logger) *connAttribution {
 	mode := os.Getenv(AttributionEnv)
-	if mode == "header" || r.Kit.NodeExec == nil || r.Cluster == nil || r.Cluster.Client == nil {
+	if mode == "header" || r.Kit.NodeExec == nil || r.Conn == nil || r.Conn.Client == nil {
 		return nil
 	}
 	a, err := r.newConnAttribution(ctx, t, log)
@@ -89,7 +89,7 @@ func (r *Runner) newConnAttribution(ctx context.Context, t *Target, log *slog.Lo
 // nodeAddress is the single node's InternalIP: on kind, the node container's address on its
 // docker network, the one address besides loopback the load may go to.
 func (r *Runner) nodeAddress(ctx context.Context) (netip.Addr, error) {
-	nodes, err := r.Cluster.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := r.Conn.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("list nodes: %w", err)
 	}

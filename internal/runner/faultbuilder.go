@@ -22,7 +22,7 @@ func (FaultRegistry) CheckParams(faultType string, params map[string]string) err
 func (FaultRegistry) Build(f scenario.Fault, env FaultEnv) (Injector, string, error) {
 	t := env.Target
 	fenv := faults.Env{
-		Client: env.Cluster.Client, Config: env.Cluster.Config,
+		Client: env.Conn.Client, Config: env.Conn.Config,
 		Namespace: t.Namespace, Deployment: t.Deployment, Container: t.Container, Selector: t.Selector,
 		ToxiproxyURL: t.ToxiproxyURL, DBProxy: t.DBProxy, Proxies: t.Proxies, ToxiproxySelector: t.ToxiproxySelector,
 		AdminPort: t.AdminPort, StallPath: t.StallPath,

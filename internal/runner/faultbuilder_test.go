@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/seed"
 	"github.com/probegate/probegate/internal/timeline"
@@ -33,7 +34,7 @@ func TestFaultRegistryCheckParams(t *testing.T) {
 // Faults that need cooperation the target does not offer are skipped with a note, not failed.
 func TestFaultRegistrySkipsWithoutCooperation(t *testing.T) {
 	env := FaultEnv{
-		Cluster:  &Cluster{Client: fake.NewClientset(), Config: &rest.Config{Host: "https://127.0.0.1:6443"}},
+		Conn:     &cluster.Conn{Client: fake.NewClientset(), Config: &rest.Config{Host: "https://127.0.0.1:6443"}},
 		Target:   &Target{Namespace: "ns", Selector: "app=x"}, // no admin port, no toxiproxy
 		Timeline: timeline.New(time.Now()),
 		Rand:     seed.New(1),

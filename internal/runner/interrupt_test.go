@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
@@ -106,7 +107,7 @@ func waitInjected(t *testing.T, f *ctxFaults) {
 
 func namespaceGone(t *testing.T, r *Runner, ns string) {
 	t.Helper()
-	_, err := r.Cluster.Client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+	_, err := r.Conn.Client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("namespace %s not deleted (get: %v)", ns, err)
 	}
@@ -167,7 +168,7 @@ func TestRunCtrlCKeepLeavesNamespace(t *testing.T) {
 	if len(f.calls()) != 1 {
 		t.Fatalf("reverts = %+v", f.calls())
 	}
-	if _, err := r.Cluster.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err != nil {
+	if _, err := r.Conn.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err != nil {
 		t.Fatalf("--keep namespace gone: %v", err)
 	}
 }
@@ -175,7 +176,7 @@ func TestRunCtrlCKeepLeavesNamespace(t *testing.T) {
 // blockingDeployer waits in Install until the run is cancelled, like a rollout that is not ready.
 type blockingDeployer struct{ started chan struct{} }
 
-func (d *blockingDeployer) Install(ctx context.Context, _ *Cluster, req InstallRequest) (*Target, error) {
+func (d *blockingDeployer) Install(ctx context.Context, _ *cluster.Conn, req InstallRequest) (*Target, error) {
 	close(d.started)
 	<-ctx.Done()
 	return nil, errors.New("wait for deployment " + req.Namespace + "/target: " + ctx.Err().Error())

@@ -5,9 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
@@ -26,15 +25,6 @@ type Kit struct {
 	Judge     Judge
 	// NodeExec runs a command in the cluster's node container (freeze), when the cluster is kind.
 	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
-}
-
-// Cluster is the cluster a run talks to.
-type Cluster struct {
-	Name   string
-	Config *rest.Config
-	Client kubernetes.Interface
-	// Version is the server's version ("v1.34.4").
-	Version string
 }
 
 // InstallRequest says what to deploy into a namespace.
@@ -83,12 +73,12 @@ type Target struct {
 
 // Deployer installs the target and its dependencies into a fresh namespace and waits until ready.
 type Deployer interface {
-	Install(ctx context.Context, c *Cluster, req InstallRequest) (*Target, error)
+	Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error)
 }
 
 // ObserverStarter starts the namespace's watchers writing to tl and returns once they have synced.
 type ObserverStarter interface {
-	Start(ctx context.Context, c *Cluster, t *Target, tl *timeline.Timeline) (Observation, error)
+	Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error)
 }
 
 // Observation is a running set of watchers.
@@ -132,7 +122,7 @@ type LoadRun interface {
 type FaultEnv struct {
 	// Index is the fault's position in the scenario; its timeline name is "faults[Index]".
 	Index    int
-	Cluster  *Cluster
+	Conn     *cluster.Conn
 	Target   *Target
 	Timeline *timeline.Timeline
 	// Rand is the fault's own seeded stream (which pod, when).

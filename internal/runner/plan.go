@@ -3,14 +3,10 @@ package runner
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/interrupt"
@@ -19,87 +15,10 @@ import (
 	"github.com/probegate/probegate/reports"
 )
 
-// Connect returns the cluster to run on: the kubeconfig's current context when kubeconfig is set,
-// else the local kind cluster (created if it is not running). It checks the API server answers
-// before anything is deployed.
-func Connect(ctx context.Context, kubeconfig string, log *slog.Logger) (*Cluster, *cluster.Cluster, error) {
-	if kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return nil, nil, fmt.Errorf("load kubeconfig %s: %w", kubeconfig, err)
-		}
-		cfg.QPS, cfg.Burst = 50, 100
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return nil, nil, fmt.Errorf("client for %s: %w", kubeconfig, err)
-		}
-		c := &Cluster{Name: cfg.Host, Config: cfg, Client: cs}
-		if err := c.ping(ctx); err != nil {
-			return nil, nil, err
-		}
-		return c, nil, nil
-	}
-	kc, err := cluster.Create(ctx, cluster.Options{Log: log})
-	if err != nil {
-		return nil, nil, fmt.Errorf("local kind cluster: %w", err)
-	}
-	c, err := FromKind(ctx, kc)
-	if err != nil {
-		return nil, nil, err
-	}
-	return c, kc, nil
-}
-
-// FromKind wraps a kind cluster.
-func FromKind(ctx context.Context, kc *cluster.Cluster) (*Cluster, error) {
-	cfg, err := kc.RESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client for cluster %q: %w", kc.Name, err)
-	}
-	c := &Cluster{Name: kc.Name, Config: cfg, Client: cs}
-	if err := c.ping(ctx); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// ping fails with one line when the API server does not answer.
-func (c *Cluster) ping(ctx context.Context) error {
-	type result struct {
-		v   string
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := c.Client.Discovery().ServerVersion()
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		done <- result{v: v.GitVersion}
-	}()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("cluster %s: %w", c.Name, ctx.Err())
-	case <-time.After(15 * time.Second):
-		return fmt.Errorf("cluster %s is unreachable: no answer from the API server in 15s", c.Name)
-	case r := <-done:
-		if r.err != nil {
-			return fmt.Errorf("cluster %s is unreachable: %w", c.Name, r.err)
-		}
-		c.Version = r.v
-		return nil
-	}
-}
-
 // Preflighter is implemented by deployers that can check, before anything is created, that
 // everything they will deploy is available (images built and loaded, manifests valid).
 type Preflighter interface {
-	Preflight(ctx context.Context, c *Cluster, variants []string, custom *scenario.TargetSpec) error
+	Preflight(ctx context.Context, c *cluster.Conn, variants []string, custom *scenario.TargetSpec) error
 }
 
 // Execute runs scenarios and writes the report directory out (report.json, junit.xml,
@@ -110,8 +29,8 @@ type Preflighter interface {
 func (r *Runner) Execute(ctx context.Context, scs []*scenario.Scenario, out string, command []string) (*reports.Report, error) {
 	rep := &reports.Report{
 		ProbegateVersion:  version.String(),
-		KubernetesVersion: r.Cluster.Version,
-		Cluster:           r.Cluster.Name,
+		KubernetesVersion: r.Conn.Version,
+		Cluster:           r.Conn.Name,
 		Started:           time.Now(),
 		Command:           command,
 	}

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/oracle"
@@ -59,9 +60,9 @@ type Options struct {
 
 // Runner runs scenarios on one cluster.
 type Runner struct {
-	Cluster *Cluster
-	Kit     Kit
-	Opts    Options
+	Conn *cluster.Conn
+	Kit  Kit
+	Opts Options
 
 	poolOnce sync.Once
 	pool     *SlotPool
@@ -157,7 +158,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 
 	phase = "deploy"
 	mark("deploy", "")
-	target, err := r.Kit.Deployer.Install(ctx, r.Cluster, InstallRequest{
+	target, err := r.Kit.Deployer.Install(ctx, r.Conn, InstallRequest{
 		Namespace: ns, Variant: variant, Custom: r.Opts.Custom, Replicas: sc.Target.Replicas,
 		Bootstrap: sc.Target.Bootstrap, Slot: slot,
 	})
@@ -187,7 +188,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	}
 
 	phase = "observers"
-	obs, err := r.Kit.Observers.Start(ctx, r.Cluster, target, tl)
+	obs, err := r.Kit.Observers.Start(ctx, r.Conn, target, tl)
 	if err != nil {
 		return rep, fmt.Errorf("start observers in %s: %w", ns, err)
 	}
@@ -354,7 +355,7 @@ func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.
 	}
 	for i, f := range sc.Faults {
 		env := FaultEnv{
-			Index: i, Cluster: r.Cluster, Target: target, Timeline: tl,
+			Index: i, Conn: r.Conn, Target: target, Timeline: tl,
 			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
 			NodeExec: r.Kit.NodeExec,
 		}
@@ -436,7 +437,7 @@ func cannotTake(sc *scenario.Scenario, why string) []verdict.Result {
 // livePod returns one running target pod: the oracle is computed from the spec the cluster runs,
 // defaults and admission changes included.
 func (r *Runner) livePod(ctx context.Context, t *Target) (*corev1.Pod, error) {
-	pods, err := r.Cluster.Client.CoreV1().Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.Selector})
+	pods, err := r.Conn.Client.CoreV1().Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.Selector})
 	if err != nil {
 		return nil, fmt.Errorf("list target pods (%s) in %s: %w", t.Selector, t.Namespace, err)
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
@@ -27,7 +28,7 @@ type fakeDeployer struct {
 	requests []InstallRequest
 }
 
-func (d *fakeDeployer) Install(ctx context.Context, c *Cluster, req InstallRequest) (*Target, error) {
+func (d *fakeDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
 	d.mu.Lock()
 	d.requests = append(d.requests, req)
 	d.mu.Unlock()
@@ -48,7 +49,7 @@ func (d *fakeDeployer) Install(ctx context.Context, c *Cluster, req InstallReque
 
 type fakeObservers struct{ stopped atomic.Int32 }
 
-func (o *fakeObservers) Start(ctx context.Context, c *Cluster, t *Target, tl *timeline.Timeline) (Observation, error) {
+func (o *fakeObservers) Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error) {
 	return o, nil
 }
 func (o *fakeObservers) ReadyEndpoints() int { return 3 }
@@ -149,7 +150,7 @@ func newTestRunner(t *testing.T) (*Runner, *journal, *fakeDeployer, *fakeObserve
 	d := &fakeDeployer{}
 	o := &fakeObservers{}
 	return &Runner{
-		Cluster: &Cluster{Name: "fake", Client: fake.NewClientset()},
+		Conn: &cluster.Conn{Name: "fake", Client: fake.NewClientset()},
 		Kit: Kit{Deployer: d, Observers: o, Load: &fakeLoad{}, Faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
 			Judge: fakeJudge{}},
 		Opts: Options{Parallel: 1},
@@ -203,7 +204,7 @@ func TestRunEndToEndWithFakes(t *testing.T) {
 		t.Errorf("marks = %s", got)
 	}
 	// The namespace is deleted afterwards.
-	if _, err := r.Cluster.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err == nil {
+	if _, err := r.Conn.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %s still exists", rep.Namespace)
 	}
 	if o.stopped.Load() == 0 {
@@ -221,7 +222,7 @@ func TestRunKeepLeavesNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Cluster.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err != nil {
+	if _, err := r.Conn.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err != nil {
 		t.Fatalf("--keep namespace gone: %v", err)
 	}
 }

@@ -80,7 +80,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	if log == nil {
 		log = slog.Default()
 	}
-	c, kc, err := Connect(ctx, req.Kubeconfig, log)
+	c, kc, err := cluster.Connect(ctx, req.Kubeconfig, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,7 +99,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	if parallel == 0 {
 		parallel = DefaultParallel()
 	}
-	r := &Runner{Cluster: c, Kit: kit, Opts: Options{
+	r := &Runner{Conn: c, Kit: kit, Opts: Options{
 		Variant: req.Variant, Custom: custom, Images: req.Images, Seed: req.Seed, Keep: req.Keep,
 		Parallel: parallel, Slots: cluster.Slots, Logger: log, Progress: req.Progress,
 	}}

@@ -82,7 +82,7 @@ func (r *Runner) SlotPool(width int) *SlotPool {
 		if slots <= 0 {
 			slots = cluster.Slots
 		}
-		r.pool = &SlotPool{Client: r.Cluster.Client, Slots: slots, Width: width,
+		r.pool = &SlotPool{Client: r.Conn.Client, Slots: slots, Width: width,
 			TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
 	})
 	return r.pool
