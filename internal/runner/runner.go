@@ -55,7 +55,43 @@ type Options struct {
 	// Logger receives progress; slog.Default when nil.
 	Logger *slog.Logger
 	// Progress, when set, is told what each running scenario is doing.
-	Progress *Progress
+	Progress Progress
+}
+
+// Progress is told what each running scenario is doing (probegate run's status line on a
+// terminal). Its methods are called from the scenarios' goroutines.
+type Progress interface {
+	// Phase says the scenario entered a phase: "start", "deploy", "schedule-start", "judge"...
+	Phase(scenario, phase string)
+	// Load says the scenario's load runs from start for d; ready (the ready endpoints now) and
+	// active (the faults injected now) may be called until Done.
+	Load(scenario string, start time.Time, d time.Duration, ready func() int, active func() []string)
+	// Done says the scenario ended.
+	Done(scenario string)
+}
+
+// runProgress tells a Progress, if any, about one scenario.
+type runProgress struct {
+	p    Progress
+	name string
+}
+
+func (s runProgress) set(phase string) {
+	if s.p != nil {
+		s.p.Phase(s.name, phase)
+	}
+}
+
+func (s runProgress) watch(obs Observation, sched *Schedule, start time.Time, d time.Duration) {
+	if s.p != nil {
+		s.p.Load(s.name, start, d, obs.ReadyEndpoints, sched.Active)
+	}
+}
+
+func (s runProgress) done() {
+	if s.p != nil {
+		s.p.Done(s.name)
+	}
 }
 
 // Runner runs scenarios on one cluster.
@@ -102,7 +138,8 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	}
 	tl := timeline.New(time.Now())
 	rep.Timeline = tl
-	status := r.Opts.Progress.track(sc.Name)
+	status := runProgress{p: r.Opts.Progress, name: sc.Name}
+	status.set("start")
 	defer status.done()
 	// phase is what the scenario was doing, for the interruption's message; "done" once judged.
 	phase := "setup"

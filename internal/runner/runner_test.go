@@ -300,3 +300,35 @@ func TestRunAllUsesSlotsAndRunsSerialAlone(t *testing.T) {
 		t.Errorf("serial scenario was not run after the parallel ones: %s", last.Namespace)
 	}
 }
+
+// phases records what a run tells its Progress.
+type phases struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (p *phases) Phase(scenario, phase string) { p.add(scenario + " " + phase) }
+func (p *phases) Load(scenario string, _ time.Time, d time.Duration, ready func() int, active func() []string) {
+	p.add(fmt.Sprintf("%s load %s ready %d", scenario, d, ready()))
+	_ = active()
+}
+func (p *phases) Done(scenario string) { p.add(scenario + " done") }
+func (p *phases) add(s string) {
+	p.mu.Lock()
+	p.got = append(p.got, s)
+	p.mu.Unlock()
+}
+
+func TestRunTellsProgress(t *testing.T) {
+	r, _, _, _ := newTestRunner(t)
+	p := &phases{}
+	r.Opts.Progress = p
+	if _, err := r.Run(context.Background(), testScenario("db-slowness"), 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "db-slowness start,db-slowness start,db-slowness deploy,db-slowness observers-synced,db-slowness schedule-start," +
+		"db-slowness load 300ms ready 3,db-slowness schedule-end,db-slowness settle,db-slowness end,db-slowness judge,db-slowness done"
+	if got := strings.Join(p.got, ","); got != want {
+		t.Fatalf("progress:\n got %s\nwant %s", got, want)
+	}
+}

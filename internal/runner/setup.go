@@ -30,7 +30,7 @@ type Request struct {
 	Parallel   int
 	Keep       bool
 	Logger     *slog.Logger
-	Progress   *Progress
+	Progress   Progress
 }
 
 // Plan resolves a request against the catalogue without touching any cluster: unknown scenarios,
