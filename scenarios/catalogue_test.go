@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probegate/probegate/fixtures/target/config"
 	"github.com/probegate/probegate/internal/runner"
 )
 
@@ -32,7 +33,7 @@ func TestCatalogueLoads(t *testing.T) {
 	for _, v := range m.Variants() {
 		variants[v] = true
 	}
-	for _, v := range runner.VariantNames() {
+	for _, v := range config.Names() {
 		if v != "good" && !variants[v] {
 			t.Errorf("variant %s has no row in the mutation matrix", v)
 		}

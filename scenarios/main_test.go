@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
+	"github.com/probegate/probegate/fixtures/target/config"
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/scenario"
@@ -89,7 +90,7 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	}
 	kit := runner.NewKit(kc, log)
 	if p, ok := kit.Deployer.(runner.Preflighter); ok {
-		if err := p.Preflight(setupCtx, c, runner.VariantNames(), nil); err != nil {
+		if err := p.Preflight(setupCtx, c, config.Names(), nil); err != nil {
 			return ctx, err
 		}
 	}

@@ -28,7 +28,7 @@ func Vocabulary(faults FaultBuilder) scenario.Vocabulary {
 			return set
 		},
 		Defaults: verdict.Defaults(),
-		Variants: VariantNames(),
+		Variants: config.Names(),
 		OracleParams: func(p map[string]string) error {
 			_, err := oracle.ParseOptions(p)
 			return err
@@ -41,13 +41,4 @@ func Vocabulary(faults FaultBuilder) scenario.Vocabulary {
 		}
 	}
 	return v
-}
-
-// VariantNames lists the bundled target's variants.
-func VariantNames() []string {
-	out := make([]string, len(config.Variants))
-	for i, v := range config.Variants {
-		out[i] = string(v)
-	}
-	return out
 }
