@@ -10,7 +10,7 @@ import (
 
 // The catalogue must load against the real registries: every rule, parameter and variant exists.
 func TestCatalogueLoads(t *testing.T) {
-	c, m, err := Load(runner.Vocabulary(runner.DefaultFaults()))
+	c, m, err := Load(runner.Vocabulary())
 	if err != nil {
 		t.Fatalf("catalogue: %v", err)
 	}

@@ -77,7 +77,7 @@ func TestMain(m *testing.M) {
 // images every variant needs and builds the runner.
 func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	vocab := runner.Vocabulary(runner.DefaultFaults())
+	vocab := runner.Vocabulary()
 	cat, matrix, err := Load(vocab)
 	if err != nil {
 		return ctx, err

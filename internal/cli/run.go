@@ -112,7 +112,7 @@ func parseImageSwaps(flags []string) (map[string]string, error) {
 // runScenarios is the part of run shared with replay: validate everything, set up, run, report.
 func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 	ctx := cmd.Context()
-	vocab := runner.Vocabulary(runner.DefaultFaults())
+	vocab := runner.Vocabulary()
 	cat, _, err := scenarios.Load(vocab)
 	if err != nil {
 		return withCode(ExitError, err)

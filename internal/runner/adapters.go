@@ -15,13 +15,13 @@ import (
 	"github.com/probegate/probegate/observers"
 )
 
-// InformerObservers starts the observers package's informers for the target's namespace.
-type InformerObservers struct {
+// informerObservers starts the observers package's informers for the target's namespace.
+type informerObservers struct {
 	Logger *slog.Logger
 }
 
 // Start implements ObserverStarter.
-func (o InformerObservers) Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error) {
+func (o informerObservers) Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error) {
 	obs, err := observers.New(c.Client, tl, observers.Options{
 		Namespace: t.Namespace, Service: t.Service, Deployment: t.Deployment, PodSelector: t.Selector, Logger: o.Logger,
 	})
@@ -45,11 +45,11 @@ func (o *informerObservation) Stop() { o.obs.Stop() }
 
 // ReadyEndpoints counts the endpoints whose latest state on the timeline is ready.
 func (o *informerObservation) ReadyEndpoints() int {
-	return ReadyEndpoints(o.tl.Filter(timeline.KindEndpoint))
+	return readyEndpoints(o.tl.Filter(timeline.KindEndpoint))
 }
 
-// ReadyEndpoints counts the endpoints whose latest transition among entries left them in rotation.
-func ReadyEndpoints(entries []timeline.Entry) int {
+// readyEndpoints counts the endpoints whose latest transition among entries left them in rotation.
+func readyEndpoints(entries []timeline.Entry) int {
 	h := timeline.Endpoints(entries)
 	n := 0
 	for _, p := range h.Pods {
@@ -60,13 +60,13 @@ func ReadyEndpoints(entries []timeline.Entry) int {
 	return n
 }
 
-// VegetaLoad drives load with the loadgen package, keeping every request in memory.
-type VegetaLoad struct {
+// vegetaLoad drives load with the loadgen package, keeping every request in memory.
+type vegetaLoad struct {
 	Logger *slog.Logger
 }
 
 // Start implements LoadStarter.
-func (v VegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+func (v vegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
 	run := &vegetaRun{}
 	cfg := loadgen.Config{
 		URL:                     spec.URL,
@@ -116,9 +116,9 @@ func (r *vegetaRun) Wait() ([]timeline.Request, error) {
 	return reqs, nil
 }
 
-// FixtureDeployer installs the bundled fixture (PostgreSQL, toxiproxy, a target variant) with the
+// fixtureDeployer installs the bundled fixture (PostgreSQL, toxiproxy, a target variant) with the
 // deploy package. Kind, when set, is used to load the images before the first install.
-type FixtureDeployer struct {
+type fixtureDeployer struct {
 	Kind   *cluster.Cluster
 	Logger *slog.Logger
 	// Timeout bounds each install (deploy's default when 0).
@@ -127,7 +127,7 @@ type FixtureDeployer struct {
 
 // Preflight implements Preflighter: every image the variants need must be built, and on kind it is
 // loaded into the node.
-func (d FixtureDeployer) Preflight(ctx context.Context, c *cluster.Conn, variants []string, custom *scenario.TargetSpec) error {
+func (d fixtureDeployer) Preflight(ctx context.Context, c *cluster.Conn, variants []string, custom *scenario.TargetSpec) error {
 	if custom != nil {
 		return fmt.Errorf("target %s: custom targets are not deployable yet by the fixture deployer", custom.Name)
 	}
@@ -148,7 +148,7 @@ func (d FixtureDeployer) Preflight(ctx context.Context, c *cluster.Conn, variant
 }
 
 // Install implements Deployer.
-func (d FixtureDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
+func (d fixtureDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
 	if req.Custom != nil {
 		return nil, fmt.Errorf("target %s: custom targets are not deployable yet by the fixture deployer", req.Custom.Name)
 	}

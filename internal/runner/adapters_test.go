@@ -19,7 +19,7 @@ func TestVegetaLoadRecordsEveryRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	tl := timeline.New(time.Now())
-	run, err := VegetaLoad{}.Start(context.Background(), LoadSpec{URL: srv.URL + "/work", Rate: 40, Duration: time.Second, KeepAlive: true, Timeout: time.Second}, tl)
+	run, err := vegetaLoad{}.Start(context.Background(), LoadSpec{URL: srv.URL + "/work", Rate: 40, Duration: time.Second, KeepAlive: true, Timeout: time.Second}, tl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestReadyEndpointsFromTimeline(t *testing.T) {
 		{Kind: timeline.KindEndpoint, Pod: "b", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointChanged, From: ready, To: term}},
 		{Kind: timeline.KindEndpoint, Pod: "c", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointRemoved, From: ready}},
 	}
-	if n := ReadyEndpoints(entries); n != 1 {
+	if n := readyEndpoints(entries); n != 1 {
 		t.Fatalf("ready endpoints = %d, want 1", n)
 	}
 }

@@ -18,10 +18,10 @@ import (
 	"github.com/probegate/probegate/observers/conntrack"
 )
 
-// AttributionEnv selects how requests are tied to pods: "" (conntrack whenever the node can be
+// attributionEnv selects how requests are tied to pods: "" (conntrack whenever the node can be
 // reached, beside the pod header), "header" (the header only, load through 127.0.0.1), or
 // "conntrack-only" (the header is ignored, as for an app that sends none: for measuring).
-const AttributionEnv = "PROBEGATE_ATTRIBUTION"
+const attributionEnv = "PROBEGATE_ATTRIBUTION"
 
 // connAttribution ties requests to pods through the kind node's conntrack table (package
 // observers/conntrack): the load goes to the node's IP and NodePort instead of the 127.0.0.1 port
@@ -40,7 +40,7 @@ type connAttribution struct {
 // and the target's URL is a published NodePort. It never fails the run: without it, requests are
 // attributed by the header alone and the coverage gate judges what that gives.
 func (r *Runner) startAttribution(ctx context.Context, t *Target, log *slog.Logger) *connAttribution {
-	mode := os.Getenv(AttributionEnv)
+	mode := os.Getenv(attributionEnv)
 	if mode == "header" || r.Kit.NodeExec == nil || r.Conn == nil || r.Conn.Client == nil {
 		return nil
 	}

@@ -7,19 +7,14 @@ import (
 	"github.com/probegate/probegate/internal/scenario"
 )
 
-// FaultRegistry builds the faults package's injectors from scenario faults.
-type FaultRegistry struct{}
+// faultRegistry builds the faults package's injectors from scenario faults.
+type faultRegistry struct{}
 
 // Types implements FaultBuilder.
-func (FaultRegistry) Types() []string { return faults.Types() }
-
-// CheckParams reports an unknown, malformed or missing parameter, for scenario loading.
-func (FaultRegistry) CheckParams(faultType string, params map[string]string) error {
-	return faults.CheckParams(faultType, params)
-}
+func (faultRegistry) Types() []string { return faults.Types() }
 
 // Build implements FaultBuilder.
-func (FaultRegistry) Build(f scenario.Fault, env FaultEnv) (Injector, string, error) {
+func (faultRegistry) Build(f scenario.Fault, env FaultEnv) (Injector, string, error) {
 	t := env.Target
 	fenv := faults.Env{
 		Client: env.Conn.Client, Config: env.Conn.Config,

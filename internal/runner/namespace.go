@@ -19,7 +19,7 @@ func namespaceName(scenarioName string, seed int64, now time.Time) string {
 func (r *Runner) createNamespace(ctx context.Context, ns, scenarioName string) error {
 	_, err := r.Conn.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
-			LabelManaged: "true", LabelScenario: scenarioName,
+			labelManaged: "true", labelScenario: scenarioName,
 		}},
 	}, metav1.CreateOptions{})
 	if err != nil {

@@ -32,8 +32,8 @@ import (
 
 // Labels put on every namespace the runner creates.
 const (
-	LabelManaged  = "probegate.dev/managed"
-	LabelScenario = "probegate.dev/scenario"
+	labelManaged  = "probegate.dev/managed"
+	labelScenario = "probegate.dev/scenario"
 )
 
 // Options tunes a run.
@@ -82,7 +82,7 @@ func (s runProgress) set(phase string) {
 	}
 }
 
-func (s runProgress) watch(obs Observation, sched *Schedule, start time.Time, d time.Duration) {
+func (s runProgress) watch(obs Observation, sched *schedule, start time.Time, d time.Duration) {
 	if s.p != nil {
 		s.p.Load(s.name, start, d, obs.ReadyEndpoints, sched.Active)
 	}
@@ -155,7 +155,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 			if err != nil {
 				log.Debug("error after the interruption", "err", err)
 			}
-			err = fmt.Errorf("%w at %s", Interruption(ctx), phase)
+			err = fmt.Errorf("%w at %s", interruption(ctx), phase)
 		}
 		err = errors.Join(err, teardownErr)
 		if err != nil {
@@ -375,9 +375,9 @@ func (r *Runner) judge(ctx context.Context, in JudgeInput) (*oracle.Oracle, []ve
 	}
 }
 
-// Interruption is why ctx ended, for a scenario's error: the signal ("interrupted by SIGINT"),
+// interruption is why ctx ended, for a scenario's error: the signal ("interrupted by SIGINT"),
 // or the context's own cause.
-func Interruption(ctx context.Context) error {
+func interruption(ctx context.Context) error {
 	if s := interrupt.From(ctx); s != nil {
 		return s
 	}
@@ -385,7 +385,7 @@ func Interruption(ctx context.Context) error {
 }
 
 // planFaults builds every fault's injector (or its skip reason) with its own seeded stream.
-func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*Schedule, error) {
+func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*schedule, error) {
 	var planned []*plannedFault
 	if len(sc.Faults) > 0 && r.Kit.Faults == nil {
 		return nil, fmt.Errorf("%s: no fault injectors are wired into this build", sc.File)
@@ -402,13 +402,13 @@ func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.
 		}
 		planned = append(planned, &plannedFault{Index: i, Spec: f, Inj: inj, Skip: skip})
 	}
-	return NewSchedule(planned, tl, log), nil
+	return newSchedule(planned, tl, log), nil
 }
 
 // loadAware is implemented by injectors that act on the running load (overload).
 type loadAware interface{ SetLoad(faults.RateSetter) }
 
-func setLoad(s *Schedule, l LoadRun) {
+func setLoad(s *schedule, l LoadRun) {
 	for _, f := range s.faults {
 		if la, ok := f.Inj.(loadAware); ok {
 			la.SetLoad(l)

@@ -88,7 +88,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	var custom *scenario.TargetSpec
 	if app != nil {
 		custom = app.Spec
-		kit.Deployer = &AppDeployer{App: app, Kind: kc, Logger: log}
+		kit.Deployer = &appDeployer{App: app, Kind: kc, Logger: log}
 	}
 	if p, ok := kit.Deployer.(Preflighter); ok {
 		if err := p.Preflight(ctx, c, variantsOf(scs, req.Variant), custom); err != nil {
