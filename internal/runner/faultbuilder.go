@@ -7,14 +7,11 @@ import (
 	"github.com/probegate/probegate/internal/scenario"
 )
 
-// faultRegistry builds the faults package's injectors from scenario faults.
+// faultRegistry builds the faults package's fault instances from scenario faults.
 type faultRegistry struct{}
 
-// Types implements FaultBuilder.
-func (faultRegistry) Types() []string { return faults.Types() }
-
 // Build implements FaultBuilder.
-func (faultRegistry) Build(f scenario.Fault, env FaultEnv) (Injector, string, error) {
+func (faultRegistry) Build(f scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
 	t := env.Target
 	fenv := faults.Env{
 		Client: env.Conn.Client, Config: env.Conn.Config,

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
@@ -50,8 +51,7 @@ type revertCall struct {
 
 func newCtxFaults() *ctxFaults { return &ctxFaults{injected: make(chan string, 8)} }
 
-func (f *ctxFaults) Types() []string { return nil }
-func (f *ctxFaults) Build(spec scenario.Fault, env FaultEnv) (Injector, string, error) {
+func (f *ctxFaults) Build(spec scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
 	return &ctxInjector{name: spec.Type, owner: f, tl: env.Timeline}, "", nil
 }
 
@@ -72,6 +72,8 @@ type ctxInjector struct {
 	owner *ctxFaults
 	tl    *timeline.Timeline
 }
+
+func (c *ctxInjector) Type() string { return c.name }
 
 func (c *ctxInjector) Inject(context.Context) error {
 	c.tl.Append(timeline.Entry{Kind: timeline.KindFault, Fault: &timeline.FaultAction{Type: c.name, Action: timeline.FaultInject}})

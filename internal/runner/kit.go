@@ -118,7 +118,7 @@ type LoadRun interface {
 	Stop()
 }
 
-// FaultEnv is what a fault injector may use.
+// FaultEnv is what building a fault instance may use.
 type FaultEnv struct {
 	// Index is the fault's position in the scenario; its timeline name is "faults[Index]".
 	Index    int
@@ -131,18 +131,11 @@ type FaultEnv struct {
 	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
 }
 
-// Injector is one fault instance. Inject and Revert are idempotent and write FaultAction entries.
-type Injector interface {
-	Inject(ctx context.Context) error
-	Revert(ctx context.Context) error
-}
-
-// FaultBuilder builds an injector for a scenario fault. It returns skip != "" (and no injector)
-// when the target cannot take the fault (no admin endpoint, no toxiproxy): the runner records a
-// FaultAction skip with that note.
+// FaultBuilder builds the fault instance of a scenario's fault. It returns skip != "" (and no
+// fault) when the target cannot take the fault (no admin endpoint, no toxiproxy): the runner
+// records a FaultAction skip with that note.
 type FaultBuilder interface {
-	Types() []string
-	Build(f scenario.Fault, env FaultEnv) (inj Injector, skip string, err error)
+	Build(f scenario.Fault, env FaultEnv) (inj faults.Fault, skip string, err error)
 }
 
 // JudgeInput is everything verdict rules may read.

@@ -384,7 +384,7 @@ func interruption(ctx context.Context) error {
 	return fmt.Errorf("interrupted (%w)", context.Cause(ctx))
 }
 
-// planFaults builds every fault's injector (or its skip reason) with its own seeded stream.
+// planFaults builds every fault's instance (or its skip reason) with its own seeded stream.
 func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*schedule, error) {
 	var planned []*plannedFault
 	if len(sc.Faults) > 0 && r.Kit.Faults == nil {
@@ -405,7 +405,7 @@ func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.
 	return newSchedule(planned, tl, log), nil
 }
 
-// loadAware is implemented by injectors that act on the running load (overload).
+// loadAware is implemented by faults that act on the running load (overload).
 type loadAware interface{ SetLoad(faults.RateSetter) }
 
 func setLoad(s *schedule, l LoadRun) {

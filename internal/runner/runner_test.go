@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
@@ -85,14 +86,12 @@ func (l *fakeLoad) Wait() ([]timeline.Request, error) {
 }
 
 type fakeFaults struct {
-	j     *journal
-	tl    atomic.Pointer[timeline.Timeline]
-	skip  map[string]string
-	types []string
+	j    *journal
+	tl   atomic.Pointer[timeline.Timeline]
+	skip map[string]string
 }
 
-func (f *fakeFaults) Types() []string { return f.types }
-func (f *fakeFaults) Build(spec scenario.Fault, env FaultEnv) (Injector, string, error) {
+func (f *fakeFaults) Build(spec scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
 	if why, ok := f.skip[spec.Type]; ok {
 		return nil, why, nil
 	}
@@ -108,6 +107,8 @@ type recordingInjector struct {
 	j    *journal
 	tl   *timeline.Timeline
 }
+
+func (r *recordingInjector) Type() string { return r.name }
 
 func (r *recordingInjector) Inject(context.Context) error {
 	r.j.add("+" + r.name)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
@@ -17,11 +18,11 @@ import (
 // revertTimeout bounds the revert of every fault still active at teardown.
 const revertTimeout = 30 * time.Second
 
-// plannedFault is one scenario fault with its injector, or the reason it is skipped.
+// plannedFault is one scenario fault with its instance, or the reason it is skipped.
 type plannedFault struct {
 	Index int
 	Spec  scenario.Fault
-	Inj   Injector
+	Inj   faults.Fault
 	Skip  string
 
 	injected bool

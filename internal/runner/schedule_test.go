@@ -39,6 +39,8 @@ type fakeInjector struct {
 	panicOn   string
 }
 
+func (f *fakeInjector) Type() string { return f.name }
+
 func (f *fakeInjector) Inject(context.Context) error {
 	if f.panicOn == "inject" {
 		panic("boom")

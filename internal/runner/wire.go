@@ -12,7 +12,7 @@ import (
 const deployTimeout = 5 * time.Minute
 
 // NewKit wires the real packages: the fixture deployer, the informer observers, vegeta load, the
-// fault injectors and the verdict rules. kc is the local kind cluster, nil for --kubeconfig runs
+// fault registry and the verdict rules. kc is the local kind cluster, nil for --kubeconfig runs
 // (then no images are loaded and node-level faults are skipped).
 func NewKit(kc *cluster.Cluster, log *slog.Logger) Kit {
 	k := Kit{
