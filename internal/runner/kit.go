@@ -16,7 +16,7 @@ import (
 )
 
 // Kit is every capability a run needs, each behind a small interface so the schedule can be tested
-// with fakes. Wire (wire.go) fills it with the real packages.
+// with fakes. NewKit (wire.go) fills it with the real packages.
 type Kit struct {
 	Deployer  Deployer
 	Observers ObserverStarter
@@ -74,6 +74,12 @@ type Target struct {
 // Deployer installs the target and its dependencies into a fresh namespace and waits until ready.
 type Deployer interface {
 	Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error)
+}
+
+// Preflighter is implemented by deployers that can check, before anything is created, that
+// everything they will deploy is available (images built and loaded, manifests valid).
+type Preflighter interface {
+	Preflight(ctx context.Context, c *cluster.Conn, variants []string, custom *scenario.TargetSpec) error
 }
 
 // ObserverStarter starts the namespace's watchers writing to tl and returns once they have synced.

@@ -8,18 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/version"
 	"github.com/probegate/probegate/reports"
 )
-
-// Preflighter is implemented by deployers that can check, before anything is created, that
-// everything they will deploy is available (images built and loaded, manifests valid).
-type Preflighter interface {
-	Preflight(ctx context.Context, c *cluster.Conn, variants []string, custom *scenario.TargetSpec) error
-}
 
 // Execute runs scenarios and writes the report directory out (report.json, junit.xml,
 // report.html and each scenario's timeline.jsonl and requests.jsonl; the timelines are streamed
