@@ -78,11 +78,6 @@ type Config struct {
 	// OnRequest, when set, is called with every request as it is recorded (from one goroutine).
 	OnRequest func(timeline.Request)
 
-	// Progress shows a live status line when it is a terminal; otherwise nothing is printed.
-	Progress io.Writer
-	// ReadyEndpoints, when set, is shown on the progress line (e.g. the observers' ready count).
-	ReadyEndpoints func() int
-
 	Logger *slog.Logger
 }
 

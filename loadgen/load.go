@@ -206,7 +206,6 @@ func (l *Load) consume(results <-chan *vegeta.Result) {
 		rec.out = bufio.NewWriterSize(l.cfg.Requests, 64*1024)
 		rec.enc = json.NewEncoder(rec.out)
 	}
-	prog := newProgress(l.cfg.Progress, l.cfg.ReadyEndpoints)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	lastFlush := time.Now()
@@ -214,7 +213,7 @@ func (l *Load) consume(results <-chan *vegeta.Result) {
 		select {
 		case res, ok := <-results:
 			if !ok {
-				l.finish(rec, prog)
+				l.finish(rec)
 				return
 			}
 			q := rec.record(res)
@@ -223,14 +222,12 @@ func (l *Load) consume(results <-chan *vegeta.Result) {
 				l.succeeded.Add(1)
 			}
 			l.completed.Add(1)
-			prog.add(q)
 		case now := <-tick.C:
 			rec.windows.closeUntil(now)
 			if now.Sub(lastFlush) >= time.Second {
 				rec.flush()
 				lastFlush = now
 			}
-			prog.tick(now, l.start, l.Rate())
 		}
 	}
 }
@@ -303,7 +300,7 @@ func (rec *recorder) flush() {
 	}
 }
 
-func (l *Load) finish(rec *recorder, prog *progress) {
+func (l *Load) finish(rec *recorder) {
 	end := l.pacer.Ended()
 	if end.IsZero() {
 		end = time.Now()
@@ -322,7 +319,6 @@ func (l *Load) finish(rec *recorder, prog *progress) {
 	l.cfg.Timeline.Append(timeline.Entry{At: end, Kind: timeline.KindMark, Mark: &timeline.Mark{
 		Name: "load-end", Detail: fmt.Sprintf("sent %d, recorded %d, ok %d", r.Sent, r.Recorded, r.OK),
 	}})
-	prog.done(r)
 
 	var errs []error
 	if rec.writeErr != nil {

@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probegate/probegate/fixtures/target/config"
 	"github.com/probegate/probegate/internal/runner"
 )
 
 // The catalogue must load against the real registries: every rule, parameter and variant exists.
 func TestCatalogueLoads(t *testing.T) {
-	c, m, err := Load(runner.Vocabulary(runner.DefaultFaults()))
+	c, m, err := Load(runner.Vocabulary())
 	if err != nil {
 		t.Fatalf("catalogue: %v", err)
 	}
@@ -32,7 +33,7 @@ func TestCatalogueLoads(t *testing.T) {
 	for _, v := range m.Variants() {
 		variants[v] = true
 	}
-	for _, v := range runner.VariantNames() {
+	for _, v := range config.Names() {
 		if v != "good" && !variants[v] {
 			t.Errorf("variant %s has no row in the mutation matrix", v)
 		}

@@ -24,9 +24,11 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
+	"github.com/probegate/probegate/fixtures/target/config"
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/version"
 	"github.com/probegate/probegate/reports"
 )
 
@@ -75,24 +77,24 @@ func TestMain(m *testing.M) {
 // images every variant needs and builds the runner.
 func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	vocab := runner.Vocabulary(runner.DefaultFaults())
+	vocab := runner.Vocabulary()
 	cat, matrix, err := Load(vocab)
 	if err != nil {
 		return ctx, err
 	}
 	setupCtx, cancel := context.WithTimeout(ctx, 45*time.Minute)
 	defer cancel()
-	c, kc, err := runner.Connect(setupCtx, cfg.KubeconfigFile(), log)
+	c, kc, err := cluster.Connect(setupCtx, cfg.KubeconfigFile(), log)
 	if err != nil {
 		return ctx, err
 	}
 	kit := runner.NewKit(kc, log)
 	if p, ok := kit.Deployer.(runner.Preflighter); ok {
-		if err := p.Preflight(setupCtx, c, runner.VariantNames(), nil); err != nil {
+		if err := p.Preflight(setupCtx, c, config.Names(), nil); err != nil {
 			return ctx, err
 		}
 	}
-	r := &runner.Runner{Cluster: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: runner.DefaultParallel(), Slots: cluster.Slots}}
+	r := &runner.Runner{Conn: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: runner.DefaultParallel(), Slots: cluster.Slots}}
 	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, slots: r.SlotPool(runner.DefaultParallel()), started: time.Now()}
 	return ctx, nil
 }
@@ -129,8 +131,8 @@ func writeSuiteReport(ctx context.Context, cfg *envconf.Config) (context.Context
 		out = filepath.Join("..", "_out", "suite")
 	}
 	rep := &reports.Report{
-		ProbegateVersion: runner.Version(), KubernetesVersion: suite.runner.Cluster.Version,
-		Cluster: suite.runner.Cluster.Name, Started: suite.started, Finished: time.Now(),
+		ProbegateVersion: version.String(), KubernetesVersion: suite.runner.Conn.Version,
+		Cluster: suite.runner.Conn.Name, Started: suite.started, Finished: time.Now(),
 		Command: os.Args, Scenarios: suite.reports,
 	}
 	if err := reports.WriteAll(out, rep); err != nil {

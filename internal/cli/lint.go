@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/lint"
 	"github.com/probegate/probegate/internal/version"
 )
@@ -257,12 +257,7 @@ func lintWriter(format string) (func(io.Writer, *lint.Report) error, error) {
 
 // lintClient builds a clientset from a kubeconfig path (or the default loading rules) and context.
 func lintClient(kubeconfig, context string) (kubernetes.Interface, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	cfg, err := cluster.LoadKubeconfig(kubeconfig, context)
 	if err != nil {
 		return nil, fmt.Errorf("lint: load kubeconfig: %w", err)
 	}

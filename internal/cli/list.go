@@ -34,7 +34,7 @@ description. --faults lists the fault types instead, from the fault registry (se
 			if faultTypes {
 				return listFaults(cmd.OutOrStdout(), output)
 			}
-			cat, _, err := scenarios.Load(runner.Vocabulary(runner.DefaultFaults()))
+			cat, _, err := scenarios.Load(runner.Vocabulary())
 			if err != nil {
 				return withCode(ExitError, err)
 			}

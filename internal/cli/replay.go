@@ -67,7 +67,7 @@ func replayScenarios(path string, haveTarget bool) ([]*scenario.Scenario, error)
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", path, err)
 	}
-	cat, _, err := scenarios.Load(runner.Vocabulary(runner.DefaultFaults()))
+	cat, _, err := scenarios.Load(runner.Vocabulary())
 	if err != nil {
 		return nil, err
 	}

@@ -112,7 +112,7 @@ func parseImageSwaps(flags []string) (map[string]string, error) {
 // runScenarios is the part of run shared with replay: validate everything, set up, run, report.
 func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 	ctx := cmd.Context()
-	vocab := runner.Vocabulary(runner.DefaultFaults())
+	vocab := runner.Vocabulary()
 	cat, _, err := scenarios.Load(vocab)
 	if err != nil {
 		return withCode(ExitError, err)
@@ -125,9 +125,11 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 		out = "_out/run-" + timestamp()
 	}
 	stderrTTY := term.IsTerminal(int(os.Stderr.Fd()))
+	var progress *progressLine
 	if stderrTTY {
-		req.Progress = runner.NewProgress(os.Stderr, time.Second)
-		defer req.Progress.Close()
+		progress = newProgressLine(os.Stderr, time.Second)
+		req.Progress = progress
+		defer progress.Close()
 	}
 	r, scs, err := runner.Setup(ctx, req, cat, vocab)
 	if err != nil {
@@ -138,7 +140,7 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 		return withCode(ExitError, err)
 	}
 	rep, err := r.Execute(ctx, scs, out, os.Args)
-	req.Progress.Close()
+	progress.Close()
 	if err != nil {
 		return withCode(ExitError, err)
 	}

@@ -20,7 +20,6 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // DefaultName is the kind cluster probegate creates.
@@ -286,11 +285,10 @@ func (c *Cluster) deleteKind(ctx context.Context) error {
 
 // RESTConfig returns a client configuration for the cluster.
 func (c *Cluster) RESTConfig() (*rest.Config, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	cfg, err := LoadKubeconfig(c.Kubeconfig, "")
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig %s: %w", c.Kubeconfig, err)
 	}
-	cfg.QPS, cfg.Burst = 50, 100
 	return cfg, nil
 }
 

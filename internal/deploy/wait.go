@@ -13,6 +13,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/probegate/probegate/internal/pause"
 )
 
 // pollInterval is how often readiness is re-checked while waiting.
@@ -33,10 +35,8 @@ func poll(ctx context.Context, what string, check func(context.Context) (done bo
 		if m != "" {
 			missing = m
 		}
-		select {
-		case <-ctx.Done():
+		if pause.For(ctx, pollInterval) != nil {
 			return fmt.Errorf("%s did not become ready: %s", what, missing)
-		case <-time.After(pollInterval):
 		}
 	}
 }

@@ -1,9 +1,9 @@
 package lint
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -87,22 +87,13 @@ func declared(w *Workload, key string) (d time.Duration, ok bool, err error) {
 }
 
 // parseSeconds reads "20", "2.5" (seconds) or a Go duration ("20s", "1m").
+// The parsing is oracle.ParseSeconds'; lint says in its own words what a bad value should be.
 func parseSeconds(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		if f < 0 {
-			return 0, fmt.Errorf("negative duration")
-		}
-		return time.Duration(f * float64(time.Second)), nil
+	d, err := oracle.ParseSeconds(v)
+	if err != nil && !errors.Is(err, oracle.ErrNegativeDuration) {
+		return 0, errors.New("not a number of seconds or a duration")
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("not a number of seconds or a duration")
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("negative duration")
-	}
-	return d, nil
+	return d, err
 }
 
 // AnnotationIgnore silences rules for one workload: "PG007,PG009" or "PG007,no-withdrawal-delay:

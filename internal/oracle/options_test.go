@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -32,5 +33,26 @@ func TestParseOptions(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "oracle option") {
 			t.Errorf("error %q does not say what it was reading", err)
 		}
+	}
+}
+
+// ParseSeconds is the one parser of timing values: seconds or a Go duration, never negative; other
+// packages word their own message for a bad value and keep "negative duration".
+func TestParseSeconds(t *testing.T) {
+	for in, want := range map[string]time.Duration{"5": 5 * time.Second, " 2.5 ": 2500 * time.Millisecond, "1500ms": 1500 * time.Millisecond, "0": 0} {
+		if d, err := ParseSeconds(in); err != nil || d != want {
+			t.Errorf("ParseSeconds(%q) = %s, %v; want %s", in, d, err, want)
+		}
+	}
+	for _, in := range []string{"-1", "-2s"} {
+		if _, err := ParseSeconds(in); !errors.Is(err, ErrNegativeDuration) || err.Error() != "negative duration" {
+			t.Errorf("ParseSeconds(%q) = %v, want ErrNegativeDuration", in, err)
+		}
+	}
+	if _, err := ParseSeconds("ten"); err == nil || errors.Is(err, ErrNegativeDuration) {
+		t.Errorf("ParseSeconds(ten) = %v", err)
+	}
+	if _, err := parseSeconds("ten"); err == nil || err.Error() != `want seconds ("5", "2.5") or a duration ("1500ms")` {
+		t.Errorf("parseSeconds(ten) = %v", err)
 	}
 }

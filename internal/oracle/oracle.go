@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -310,21 +311,35 @@ func (o Options) validate() error {
 	return nil
 }
 
-// parseSeconds reads "5", "2.5" (seconds) or a Go duration ("1500ms").
-func parseSeconds(s string) (time.Duration, error) {
+// ErrNegativeDuration is ParseSeconds' error for a duration below zero.
+var ErrNegativeDuration = errors.New("negative duration")
+
+// ParseSeconds reads "5", "2.5" (seconds) or a Go duration ("1500ms"): the one parser of the timing
+// values that oracle options, probegate.dev/ annotations, verdict rule parameters and lint read. A
+// negative duration is ErrNegativeDuration; any other error is time.ParseDuration's.
+func ParseSeconds(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
 		if f < 0 {
-			return 0, fmt.Errorf("negative duration")
+			return 0, ErrNegativeDuration
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("want seconds (\"5\", \"2.5\") or a duration (\"1500ms\")")
+		return 0, err
 	}
 	if d < 0 {
-		return 0, fmt.Errorf("negative duration")
+		return 0, ErrNegativeDuration
 	}
 	return d, nil
+}
+
+// parseSeconds is ParseSeconds saying what the oracle's values look like when s is not one.
+func parseSeconds(s string) (time.Duration, error) {
+	d, err := ParseSeconds(s)
+	if err != nil && !errors.Is(err, ErrNegativeDuration) {
+		return 0, errors.New(`want seconds ("5", "2.5") or a duration ("1500ms")`)
+	}
+	return d, err
 }

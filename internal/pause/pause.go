@@ -1,5 +1,5 @@
 // Package pause waits for a duration unless a context ends first, the one copy of that helper the
-// runner and the faults share.
+// runner, the faults and deploy's readiness polls share.
 package pause
 
 import (

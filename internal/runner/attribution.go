@@ -18,10 +18,10 @@ import (
 	"github.com/probegate/probegate/observers/conntrack"
 )
 
-// AttributionEnv selects how requests are tied to pods: "" (conntrack whenever the node can be
+// attributionEnv selects how requests are tied to pods: "" (conntrack whenever the node can be
 // reached, beside the pod header), "header" (the header only, load through 127.0.0.1), or
 // "conntrack-only" (the header is ignored, as for an app that sends none: for measuring).
-const AttributionEnv = "PROBEGATE_ATTRIBUTION"
+const attributionEnv = "PROBEGATE_ATTRIBUTION"
 
 // connAttribution ties requests to pods through the kind node's conntrack table (package
 // observers/conntrack): the load goes to the node's IP and NodePort instead of the 127.0.0.1 port
@@ -40,8 +40,8 @@ type connAttribution struct {
 // and the target's URL is a published NodePort. It never fails the run: without it, requests are
 // attributed by the header alone and the coverage gate judges what that gives.
 func (r *Runner) startAttribution(ctx context.Context, t *Target, log *slog.Logger) *connAttribution {
-	mode := os.Getenv(AttributionEnv)
-	if mode == "header" || r.Kit.NodeExec == nil || r.Cluster == nil || r.Cluster.Client == nil {
+	mode := os.Getenv(attributionEnv)
+	if mode == "header" || r.Kit.NodeExec == nil || r.Conn == nil || r.Conn.Client == nil {
 		return nil
 	}
 	a, err := r.newConnAttribution(ctx, t, log)
@@ -89,7 +89,7 @@ func (r *Runner) newConnAttribution(ctx context.Context, t *Target, log *slog.Lo
 // nodeAddress is the single node's InternalIP: on kind, the node container's address on its
 // docker network, the one address besides loopback the load may go to.
 func (r *Runner) nodeAddress(ctx context.Context) (netip.Addr, error) {
-	nodes, err := r.Cluster.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := r.Conn.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("list nodes: %w", err)
 	}

@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
@@ -49,8 +51,7 @@ type revertCall struct {
 
 func newCtxFaults() *ctxFaults { return &ctxFaults{injected: make(chan string, 8)} }
 
-func (f *ctxFaults) Types() []string { return nil }
-func (f *ctxFaults) Build(spec scenario.Fault, env FaultEnv) (Injector, string, error) {
+func (f *ctxFaults) Build(spec scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
 	return &ctxInjector{name: spec.Type, owner: f, tl: env.Timeline}, "", nil
 }
 
@@ -71,6 +72,8 @@ type ctxInjector struct {
 	owner *ctxFaults
 	tl    *timeline.Timeline
 }
+
+func (c *ctxInjector) Type() string { return c.name }
 
 func (c *ctxInjector) Inject(context.Context) error {
 	c.tl.Append(timeline.Entry{Kind: timeline.KindFault, Fault: &timeline.FaultAction{Type: c.name, Action: timeline.FaultInject}})
@@ -106,7 +109,7 @@ func waitInjected(t *testing.T, f *ctxFaults) {
 
 func namespaceGone(t *testing.T, r *Runner, ns string) {
 	t.Helper()
-	_, err := r.Cluster.Client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+	_, err := r.Conn.Client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("namespace %s not deleted (get: %v)", ns, err)
 	}
@@ -167,7 +170,7 @@ func TestRunCtrlCKeepLeavesNamespace(t *testing.T) {
 	if len(f.calls()) != 1 {
 		t.Fatalf("reverts = %+v", f.calls())
 	}
-	if _, err := r.Cluster.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err != nil {
+	if _, err := r.Conn.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err != nil {
 		t.Fatalf("--keep namespace gone: %v", err)
 	}
 }
@@ -175,7 +178,7 @@ func TestRunCtrlCKeepLeavesNamespace(t *testing.T) {
 // blockingDeployer waits in Install until the run is cancelled, like a rollout that is not ready.
 type blockingDeployer struct{ started chan struct{} }
 
-func (d *blockingDeployer) Install(ctx context.Context, _ *Cluster, req InstallRequest) (*Target, error) {
+func (d *blockingDeployer) Install(ctx context.Context, _ *cluster.Conn, req InstallRequest) (*Target, error) {
 	close(d.started)
 	<-ctx.Done()
 	return nil, errors.New("wait for deployment " + req.Namespace + "/target: " + ctx.Err().Error())
@@ -337,8 +340,8 @@ type drainingLoad struct {
 	drain time.Duration
 }
 
-func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, o Observation) (LoadRun, error) {
-	l.fakeLoad.Start(ctx, spec, tl, o)
+func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+	l.fakeLoad.Start(ctx, spec, tl)
 	return l, nil
 }
 

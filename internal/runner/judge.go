@@ -8,13 +8,13 @@ import (
 	"github.com/probegate/probegate/observers"
 )
 
-// VerdictJudge is the real Judge: the oracle from the live pod spec (with the scenario's oracle
+// verdictJudge is the real Judge: the oracle from the live pod spec (with the scenario's oracle
 // options), then every expected rule from the verdict registry, over the timeline with every
 // restart's cause re-decided once late events have arrived.
-type VerdictJudge struct{}
+type verdictJudge struct{}
 
 // Judge implements Judge.
-func (VerdictJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
+func (verdictJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
 	opts, err := oracle.ParseOptions(in.Scenario.Oracle)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: oracle: %w", in.Scenario.File, err)

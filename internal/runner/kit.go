@@ -5,9 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
@@ -17,7 +16,7 @@ import (
 )
 
 // Kit is every capability a run needs, each behind a small interface so the schedule can be tested
-// with fakes. Wire (wire.go) fills it with the real packages.
+// with fakes. NewKit (wire.go) fills it with the real packages.
 type Kit struct {
 	Deployer  Deployer
 	Observers ObserverStarter
@@ -26,15 +25,6 @@ type Kit struct {
 	Judge     Judge
 	// NodeExec runs a command in the cluster's node container (freeze), when the cluster is kind.
 	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
-}
-
-// Cluster is the cluster a run talks to.
-type Cluster struct {
-	Name   string
-	Config *rest.Config
-	Client kubernetes.Interface
-	// Version is the server's version ("v1.34.4").
-	Version string
 }
 
 // InstallRequest says what to deploy into a namespace.
@@ -83,12 +73,18 @@ type Target struct {
 
 // Deployer installs the target and its dependencies into a fresh namespace and waits until ready.
 type Deployer interface {
-	Install(ctx context.Context, c *Cluster, req InstallRequest) (*Target, error)
+	Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error)
+}
+
+// Preflighter is implemented by deployers that can check, before anything is created, that
+// everything they will deploy is available (images built and loaded, manifests valid).
+type Preflighter interface {
+	Preflight(ctx context.Context, c *cluster.Conn, variants []string, custom *scenario.TargetSpec) error
 }
 
 // ObserverStarter starts the namespace's watchers writing to tl and returns once they have synced.
 type ObserverStarter interface {
-	Start(ctx context.Context, c *Cluster, t *Target, tl *timeline.Timeline) (Observation, error)
+	Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error)
 }
 
 // Observation is a running set of watchers.
@@ -115,7 +111,7 @@ type LoadSpec struct {
 
 // LoadStarter starts constant-rate load recording every request on tl.
 type LoadStarter interface {
-	Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, obs Observation) (LoadRun, error)
+	Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error)
 }
 
 // LoadRun is load in progress.
@@ -128,11 +124,11 @@ type LoadRun interface {
 	Stop()
 }
 
-// FaultEnv is what a fault injector may use.
+// FaultEnv is what building a fault instance may use.
 type FaultEnv struct {
 	// Index is the fault's position in the scenario; its timeline name is "faults[Index]".
 	Index    int
-	Cluster  *Cluster
+	Conn     *cluster.Conn
 	Target   *Target
 	Timeline *timeline.Timeline
 	// Rand is the fault's own seeded stream (which pod, when).
@@ -141,18 +137,11 @@ type FaultEnv struct {
 	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
 }
 
-// Injector is one fault instance. Inject and Revert are idempotent and write FaultAction entries.
-type Injector interface {
-	Inject(ctx context.Context) error
-	Revert(ctx context.Context) error
-}
-
-// FaultBuilder builds an injector for a scenario fault. It returns skip != "" (and no injector)
-// when the target cannot take the fault (no admin endpoint, no toxiproxy): the runner records a
-// FaultAction skip with that note.
+// FaultBuilder builds the fault instance of a scenario's fault. It returns skip != "" (and no
+// fault) when the target cannot take the fault (no admin endpoint, no toxiproxy): the runner
+// records a FaultAction skip with that note.
 type FaultBuilder interface {
-	Types() []string
-	Build(f scenario.Fault, env FaultEnv) (inj Injector, skip string, err error)
+	Build(f scenario.Fault, env FaultEnv) (inj faults.Fault, skip string, err error)
 }
 
 // JudgeInput is everything verdict rules may read.

@@ -17,9 +17,9 @@ func namespaceName(scenarioName string, seed int64, now time.Time) string {
 }
 
 func (r *Runner) createNamespace(ctx context.Context, ns, scenarioName string) error {
-	_, err := r.Cluster.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+	_, err := r.Conn.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
-			LabelManaged: "true", LabelScenario: scenarioName,
+			labelManaged: "true", labelScenario: scenarioName,
 		}},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -34,7 +34,7 @@ func (r *Runner) deleteNamespace(ns string, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	grace := int64(0)
-	if err := r.Cluster.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+	if err := r.Conn.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
 		log.Warn("delete namespace", "namespace", ns, "err", err)
 		return
 	}

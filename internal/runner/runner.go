@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/oracle"
@@ -31,8 +32,8 @@ import (
 
 // Labels put on every namespace the runner creates.
 const (
-	LabelManaged  = "probegate.dev/managed"
-	LabelScenario = "probegate.dev/scenario"
+	labelManaged  = "probegate.dev/managed"
+	labelScenario = "probegate.dev/scenario"
 )
 
 // Options tunes a run.
@@ -54,14 +55,50 @@ type Options struct {
 	// Logger receives progress; slog.Default when nil.
 	Logger *slog.Logger
 	// Progress, when set, is told what each running scenario is doing.
-	Progress *Progress
+	Progress Progress
+}
+
+// Progress is told what each running scenario is doing (probegate run's status line on a
+// terminal). Its methods are called from the scenarios' goroutines.
+type Progress interface {
+	// Phase says the scenario entered a phase: "start", "deploy", "schedule-start", "judge"...
+	Phase(scenario, phase string)
+	// Load says the scenario's load runs from start for d; ready (the ready endpoints now) and
+	// active (the faults injected now) may be called until Done.
+	Load(scenario string, start time.Time, d time.Duration, ready func() int, active func() []string)
+	// Done says the scenario ended.
+	Done(scenario string)
+}
+
+// runProgress tells a Progress, if any, about one scenario.
+type runProgress struct {
+	p    Progress
+	name string
+}
+
+func (s runProgress) set(phase string) {
+	if s.p != nil {
+		s.p.Phase(s.name, phase)
+	}
+}
+
+func (s runProgress) watch(obs Observation, sched *schedule, start time.Time, d time.Duration) {
+	if s.p != nil {
+		s.p.Load(s.name, start, d, obs.ReadyEndpoints, sched.Active)
+	}
+}
+
+func (s runProgress) done() {
+	if s.p != nil {
+		s.p.Done(s.name)
+	}
 }
 
 // Runner runs scenarios on one cluster.
 type Runner struct {
-	Cluster *Cluster
-	Kit     Kit
-	Opts    Options
+	Conn *cluster.Conn
+	Kit  Kit
+	Opts Options
 
 	poolOnce sync.Once
 	pool     *SlotPool
@@ -101,7 +138,8 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	}
 	tl := timeline.New(time.Now())
 	rep.Timeline = tl
-	status := r.Opts.Progress.track(sc.Name)
+	status := runProgress{p: r.Opts.Progress, name: sc.Name}
+	status.set("start")
 	defer status.done()
 	// phase is what the scenario was doing, for the interruption's message; "done" once judged.
 	phase := "setup"
@@ -117,7 +155,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 			if err != nil {
 				log.Debug("error after the interruption", "err", err)
 			}
-			err = fmt.Errorf("%w at %s", Interruption(ctx), phase)
+			err = fmt.Errorf("%w at %s", interruption(ctx), phase)
 		}
 		err = errors.Join(err, teardownErr)
 		if err != nil {
@@ -157,7 +195,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 
 	phase = "deploy"
 	mark("deploy", "")
-	target, err := r.Kit.Deployer.Install(ctx, r.Cluster, InstallRequest{
+	target, err := r.Kit.Deployer.Install(ctx, r.Conn, InstallRequest{
 		Namespace: ns, Variant: variant, Custom: r.Opts.Custom, Replicas: sc.Target.Replicas,
 		Bootstrap: sc.Target.Bootstrap, Slot: slot,
 	})
@@ -187,7 +225,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	}
 
 	phase = "observers"
-	obs, err := r.Kit.Observers.Start(ctx, r.Cluster, target, tl)
+	obs, err := r.Kit.Observers.Start(ctx, r.Conn, target, tl)
 	if err != nil {
 		return rep, fmt.Errorf("start observers in %s: %w", ns, err)
 	}
@@ -218,7 +256,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, PodHeader: podHeader(r.Opts.Custom),
 		// A user's app names its pod only in the header its target file gives, if any.
 		IgnorePodHeader: r.Opts.Custom != nil && r.Opts.Custom.PodHeader == "",
-	}), tl, obs)
+	}), tl)
 	if err != nil {
 		return rep, fmt.Errorf("start load: %w", err)
 	}
@@ -337,24 +375,24 @@ func (r *Runner) judge(ctx context.Context, in JudgeInput) (*oracle.Oracle, []ve
 	}
 }
 
-// Interruption is why ctx ended, for a scenario's error: the signal ("interrupted by SIGINT"),
+// interruption is why ctx ended, for a scenario's error: the signal ("interrupted by SIGINT"),
 // or the context's own cause.
-func Interruption(ctx context.Context) error {
+func interruption(ctx context.Context) error {
 	if s := interrupt.From(ctx); s != nil {
 		return s
 	}
 	return fmt.Errorf("interrupted (%w)", context.Cause(ctx))
 }
 
-// planFaults builds every fault's injector (or its skip reason) with its own seeded stream.
-func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*Schedule, error) {
+// planFaults builds every fault's instance (or its skip reason) with its own seeded stream.
+func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*schedule, error) {
 	var planned []*plannedFault
 	if len(sc.Faults) > 0 && r.Kit.Faults == nil {
 		return nil, fmt.Errorf("%s: no fault injectors are wired into this build", sc.File)
 	}
 	for i, f := range sc.Faults {
 		env := FaultEnv{
-			Index: i, Cluster: r.Cluster, Target: target, Timeline: tl,
+			Index: i, Conn: r.Conn, Target: target, Timeline: tl,
 			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
 			NodeExec: r.Kit.NodeExec,
 		}
@@ -364,13 +402,13 @@ func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.
 		}
 		planned = append(planned, &plannedFault{Index: i, Spec: f, Inj: inj, Skip: skip})
 	}
-	return NewSchedule(planned, tl, log), nil
+	return newSchedule(planned, tl, log), nil
 }
 
-// loadAware is implemented by injectors that act on the running load (overload).
+// loadAware is implemented by faults that act on the running load (overload).
 type loadAware interface{ SetLoad(faults.RateSetter) }
 
-func setLoad(s *Schedule, l LoadRun) {
+func setLoad(s *schedule, l LoadRun) {
 	for _, f := range s.faults {
 		if la, ok := f.Inj.(loadAware); ok {
 			la.SetLoad(l)
@@ -436,7 +474,7 @@ func cannotTake(sc *scenario.Scenario, why string) []verdict.Result {
 // livePod returns one running target pod: the oracle is computed from the spec the cluster runs,
 // defaults and admission changes included.
 func (r *Runner) livePod(ctx context.Context, t *Target) (*corev1.Pod, error) {
-	pods, err := r.Cluster.Client.CoreV1().Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.Selector})
+	pods, err := r.Conn.Client.CoreV1().Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.Selector})
 	if err != nil {
 		return nil, fmt.Errorf("list target pods (%s) in %s: %w", t.Selector, t.Namespace, err)
 	}

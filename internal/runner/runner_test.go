@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
@@ -27,7 +29,7 @@ type fakeDeployer struct {
 	requests []InstallRequest
 }
 
-func (d *fakeDeployer) Install(ctx context.Context, c *Cluster, req InstallRequest) (*Target, error) {
+func (d *fakeDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
 	d.mu.Lock()
 	d.requests = append(d.requests, req)
 	d.mu.Unlock()
@@ -48,7 +50,7 @@ func (d *fakeDeployer) Install(ctx context.Context, c *Cluster, req InstallReque
 
 type fakeObservers struct{ stopped atomic.Int32 }
 
-func (o *fakeObservers) Start(ctx context.Context, c *Cluster, t *Target, tl *timeline.Timeline) (Observation, error) {
+func (o *fakeObservers) Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error) {
 	return o, nil
 }
 func (o *fakeObservers) ReadyEndpoints() int { return 3 }
@@ -62,7 +64,7 @@ type fakeLoad struct {
 	once sync.Once
 }
 
-func (l *fakeLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline, _ Observation) (LoadRun, error) {
+func (l *fakeLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
 	l.mu.Lock()
 	l.spec, l.tl = spec, tl
 	l.mu.Unlock()
@@ -84,14 +86,12 @@ func (l *fakeLoad) Wait() ([]timeline.Request, error) {
 }
 
 type fakeFaults struct {
-	j     *journal
-	tl    atomic.Pointer[timeline.Timeline]
-	skip  map[string]string
-	types []string
+	j    *journal
+	tl   atomic.Pointer[timeline.Timeline]
+	skip map[string]string
 }
 
-func (f *fakeFaults) Types() []string { return f.types }
-func (f *fakeFaults) Build(spec scenario.Fault, env FaultEnv) (Injector, string, error) {
+func (f *fakeFaults) Build(spec scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
 	if why, ok := f.skip[spec.Type]; ok {
 		return nil, why, nil
 	}
@@ -107,6 +107,8 @@ type recordingInjector struct {
 	j    *journal
 	tl   *timeline.Timeline
 }
+
+func (r *recordingInjector) Type() string { return r.name }
 
 func (r *recordingInjector) Inject(context.Context) error {
 	r.j.add("+" + r.name)
@@ -149,7 +151,7 @@ func newTestRunner(t *testing.T) (*Runner, *journal, *fakeDeployer, *fakeObserve
 	d := &fakeDeployer{}
 	o := &fakeObservers{}
 	return &Runner{
-		Cluster: &Cluster{Name: "fake", Client: fake.NewClientset()},
+		Conn: &cluster.Conn{Name: "fake", Client: fake.NewClientset()},
 		Kit: Kit{Deployer: d, Observers: o, Load: &fakeLoad{}, Faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
 			Judge: fakeJudge{}},
 		Opts: Options{Parallel: 1},
@@ -203,7 +205,7 @@ func TestRunEndToEndWithFakes(t *testing.T) {
 		t.Errorf("marks = %s", got)
 	}
 	// The namespace is deleted afterwards.
-	if _, err := r.Cluster.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err == nil {
+	if _, err := r.Conn.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %s still exists", rep.Namespace)
 	}
 	if o.stopped.Load() == 0 {
@@ -221,7 +223,7 @@ func TestRunKeepLeavesNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Cluster.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err != nil {
+	if _, err := r.Conn.Client.CoreV1().Namespaces().Get(context.Background(), rep.Namespace, metav1.GetOptions{}); err != nil {
 		t.Fatalf("--keep namespace gone: %v", err)
 	}
 }
@@ -297,5 +299,37 @@ func TestRunAllUsesSlotsAndRunsSerialAlone(t *testing.T) {
 	// The serial scenario runs last, alone.
 	if last := d.requests[len(d.requests)-1]; !strings.Contains(last.Namespace, "-s2-") {
 		t.Errorf("serial scenario was not run after the parallel ones: %s", last.Namespace)
+	}
+}
+
+// phases records what a run tells its Progress.
+type phases struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (p *phases) Phase(scenario, phase string) { p.add(scenario + " " + phase) }
+func (p *phases) Load(scenario string, _ time.Time, d time.Duration, ready func() int, active func() []string) {
+	p.add(fmt.Sprintf("%s load %s ready %d", scenario, d, ready()))
+	_ = active()
+}
+func (p *phases) Done(scenario string) { p.add(scenario + " done") }
+func (p *phases) add(s string) {
+	p.mu.Lock()
+	p.got = append(p.got, s)
+	p.mu.Unlock()
+}
+
+func TestRunTellsProgress(t *testing.T) {
+	r, _, _, _ := newTestRunner(t)
+	p := &phases{}
+	r.Opts.Progress = p
+	if _, err := r.Run(context.Background(), testScenario("db-slowness"), 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "db-slowness start,db-slowness start,db-slowness deploy,db-slowness observers-synced,db-slowness schedule-start," +
+		"db-slowness load 300ms ready 3,db-slowness schedule-end,db-slowness settle,db-slowness end,db-slowness judge,db-slowness done"
+	if got := strings.Join(p.got, ","); got != want {
+		t.Fatalf("progress:\n got %s\nwant %s", got, want)
 	}
 }

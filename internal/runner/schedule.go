@@ -9,19 +9,20 @@ import (
 	"sync"
 	"time"
 
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
-// RevertTimeout bounds the revert of every fault still active at teardown.
-const RevertTimeout = 30 * time.Second
+// revertTimeout bounds the revert of every fault still active at teardown.
+const revertTimeout = 30 * time.Second
 
-// plannedFault is one scenario fault with its injector, or the reason it is skipped.
+// plannedFault is one scenario fault with its instance, or the reason it is skipped.
 type plannedFault struct {
 	Index int
 	Spec  scenario.Fault
-	Inj   Injector
+	Inj   faults.Fault
 	Skip  string
 
 	injected bool
@@ -32,10 +33,10 @@ func (p *plannedFault) label() string {
 	return fmt.Sprintf("faults[%d] %s", p.Index, p.Spec.Type)
 }
 
-// Schedule injects each fault at its offset from the load's start and reverts it when its duration
+// schedule injects each fault at its offset from the load's start and reverts it when its duration
 // has passed. Whatever happens (the context is cancelled, a fault fails, a panic unwinds the
 // runner), RevertAll reverts every fault that was injected and not yet reverted.
-type Schedule struct {
+type schedule struct {
 	mu     sync.Mutex
 	faults []*plannedFault
 	tl     *timeline.Timeline
@@ -45,12 +46,12 @@ type Schedule struct {
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-// NewSchedule plans faults on tl.
-func NewSchedule(faults []*plannedFault, tl *timeline.Timeline, log *slog.Logger) *Schedule {
+// newSchedule plans faults on tl.
+func newSchedule(faults []*plannedFault, tl *timeline.Timeline, log *slog.Logger) *schedule {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Schedule{faults: faults, tl: tl, log: log, now: time.Now, sleep: pause.For}
+	return &schedule{faults: faults, tl: tl, log: log, now: time.Now, sleep: pause.For}
 }
 
 // step is one action at one offset.
@@ -62,7 +63,7 @@ type step struct {
 
 // steps orders every inject and revert by offset; at equal offsets reverts come first, then
 // injects in file order.
-func (s *Schedule) steps() []step {
+func (s *schedule) steps() []step {
 	var out []step
 	for _, f := range s.faults {
 		if f.Inj == nil {
@@ -85,7 +86,7 @@ func (s *Schedule) steps() []step {
 // Run executes the schedule with offsets counted from start. It returns when every timed step has
 // run, or when ctx ends; a failed inject stops the schedule and is returned. Skipped faults are
 // recorded on the timeline at once. One-shot faults (no duration) are reverted by RevertAll.
-func (s *Schedule) Run(ctx context.Context, start time.Time) (err error) {
+func (s *schedule) Run(ctx context.Context, start time.Time) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("fault schedule panicked: %v", p)
@@ -121,7 +122,7 @@ func (s *Schedule) Run(ctx context.Context, start time.Time) (err error) {
 	return nil
 }
 
-func (s *Schedule) inject(ctx context.Context, f *plannedFault) error {
+func (s *schedule) inject(ctx context.Context, f *plannedFault) error {
 	s.mu.Lock()
 	if f.injected {
 		s.mu.Unlock()
@@ -137,7 +138,7 @@ func (s *Schedule) inject(ctx context.Context, f *plannedFault) error {
 	return nil
 }
 
-func (s *Schedule) revert(ctx context.Context, f *plannedFault) error {
+func (s *schedule) revert(ctx context.Context, f *plannedFault) error {
 	s.mu.Lock()
 	if !f.injected || f.reverted {
 		s.mu.Unlock()
@@ -154,8 +155,8 @@ func (s *Schedule) revert(ctx context.Context, f *plannedFault) error {
 
 // RevertAll reverts every injected fault not yet reverted, in reverse injection order, with its own
 // timeout so it works after ctx was cancelled. It returns every revert error joined.
-func (s *Schedule) RevertAll(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RevertTimeout)
+func (s *schedule) RevertAll(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), revertTimeout)
 	defer cancel()
 	var errs []error
 	for i := len(s.faults) - 1; i >= 0; i-- {
@@ -178,7 +179,7 @@ func (s *Schedule) RevertAll(ctx context.Context) error {
 }
 
 // Active lists the faults injected and not yet reverted.
-func (s *Schedule) Active() []string {
+func (s *schedule) Active() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string

@@ -39,6 +39,8 @@ type fakeInjector struct {
 	panicOn   string
 }
 
+func (f *fakeInjector) Type() string { return f.name }
+
 func (f *fakeInjector) Inject(context.Context) error {
 	if f.panicOn == "inject" {
 		panic("boom")
@@ -101,9 +103,9 @@ func plan(clock *fakeClock, j *journal, specs ...scenario.Fault) []*plannedFault
 	return out
 }
 
-func newTestSchedule(faults []*plannedFault, clock *fakeClock) (*Schedule, *timeline.Timeline) {
+func newTestSchedule(faults []*plannedFault, clock *fakeClock) (*schedule, *timeline.Timeline) {
 	tl := timeline.New(time.Now())
-	s := NewSchedule(faults, tl, nil)
+	s := newSchedule(faults, tl, nil)
 	s.now, s.sleep = clock.Now, clock.sleep
 	return s, tl
 }

@@ -30,7 +30,7 @@ type Request struct {
 	Parallel   int
 	Keep       bool
 	Logger     *slog.Logger
-	Progress   *Progress
+	Progress   Progress
 }
 
 // Plan resolves a request against the catalogue without touching any cluster: unknown scenarios,
@@ -80,7 +80,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	if log == nil {
 		log = slog.Default()
 	}
-	c, kc, err := Connect(ctx, req.Kubeconfig, log)
+	c, kc, err := cluster.Connect(ctx, req.Kubeconfig, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,7 +88,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	var custom *scenario.TargetSpec
 	if app != nil {
 		custom = app.Spec
-		kit.Deployer = &AppDeployer{App: app, Kind: kc, Logger: log}
+		kit.Deployer = &appDeployer{App: app, Kind: kc, Logger: log}
 	}
 	if p, ok := kit.Deployer.(Preflighter); ok {
 		if err := p.Preflight(ctx, c, variantsOf(scs, req.Variant), custom); err != nil {
@@ -99,7 +99,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	if parallel == 0 {
 		parallel = DefaultParallel()
 	}
-	r := &Runner{Cluster: c, Kit: kit, Opts: Options{
+	r := &Runner{Conn: c, Kit: kit, Opts: Options{
 		Variant: req.Variant, Custom: custom, Images: req.Images, Seed: req.Seed, Keep: req.Keep,
 		Parallel: parallel, Slots: cluster.Slots, Logger: log, Progress: req.Progress,
 	}}

@@ -8,6 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/probegate/probegate/internal/pause"
 )
 
 // SlotPool hands out the cluster's port slots (a target NodePort and a toxiproxy NodePort each).
@@ -37,10 +39,8 @@ func (p *SlotPool) Acquire(ctx context.Context) (int, error) {
 		if err != nil || slot >= 0 {
 			return slot, err
 		}
-		select {
-		case <-ctx.Done():
+		if pause.For(ctx, poll) != nil {
 			return 0, fmt.Errorf("wait for a free port slot: %w", context.Cause(ctx))
-		case <-time.After(poll):
 		}
 	}
 }

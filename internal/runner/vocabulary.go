@@ -2,20 +2,16 @@ package runner
 
 import (
 	"github.com/probegate/probegate/fixtures/target/config"
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/verdict"
 )
 
-// paramChecker is implemented by fault builders that can check a fault's parameters up front.
-type paramChecker interface {
-	CheckParams(faultType string, params map[string]string) error
-}
-
-// Vocabulary is what scenario files may name: the registered verdict rules (with their parameter
-// checks), the bundled target's variants and faults' types (nil: unchecked).
-func Vocabulary(faults FaultBuilder) scenario.Vocabulary {
-	v := scenario.Vocabulary{
+// Vocabulary is what scenario files may name: the registered verdict rules and faults (with their
+// parameter checks) and the bundled target's variants.
+func Vocabulary() scenario.Vocabulary {
+	return scenario.Vocabulary{
 		Rules:      verdict.Names(),
 		RuleParams: verdict.CheckParams,
 		Tolerances: func(rule string, params map[string]string) []string {
@@ -28,26 +24,12 @@ func Vocabulary(faults FaultBuilder) scenario.Vocabulary {
 			return set
 		},
 		Defaults: verdict.Defaults(),
-		Variants: VariantNames(),
+		Variants: config.Names(),
 		OracleParams: func(p map[string]string) error {
 			_, err := oracle.ParseOptions(p)
 			return err
 		},
+		Faults:      faults.Types(),
+		FaultParams: faults.CheckParams,
 	}
-	if faults != nil {
-		v.Faults = faults.Types()
-		if pc, ok := faults.(paramChecker); ok {
-			v.FaultParams = pc.CheckParams
-		}
-	}
-	return v
-}
-
-// VariantNames lists the bundled target's variants.
-func VariantNames() []string {
-	out := make([]string, len(config.Variants))
-	for i, v := range config.Variants {
-		out[i] = string(v)
-	}
-	return out
 }

@@ -13,7 +13,7 @@ import (
 
 // BenchmarkJudgeEveryRule judges every rule on a 10-minute run at 200 req/s (120,000 requests) over
 // three pods with a fault, a withdrawal, a pod deletion and scattered failures, the way the runner
-// does (runner.VerdictJudge: one Evaluate per expected rule, requests in completion order): the
+// does (the runner's verdictJudge: one Evaluate per expected rule, requests in completion order): the
 // verdict step of the longest scenario must stay well under a second.
 func BenchmarkJudgeEveryRule(b *testing.B) {
 	run := vt.New()

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/probegate/probegate/internal/oracle"
 )
 
 // Params are one rule's parameters as a scenario file states them (scalars as strings).
@@ -50,7 +52,7 @@ func (k ParamKind) check(v string) error {
 			return fmt.Errorf("must not be negative, got %v", f)
 		}
 	case KindDuration:
-		_, err = parseDuration(v)
+		_, err = oracle.ParseSeconds(v)
 	case KindBool:
 		_, err = strconv.ParseBool(strings.TrimSpace(v))
 	}
@@ -82,7 +84,7 @@ func (p Params) Float(name string, def float64) float64 {
 // Duration returns a duration parameter or def.
 func (p Params) Duration(name string, def time.Duration) time.Duration {
 	if v, ok := p[name]; ok {
-		if d, err := parseDuration(v); err == nil {
+		if d, err := oracle.ParseSeconds(v); err == nil {
 			return d
 		}
 	}
@@ -114,22 +116,4 @@ func (p Params) List(name string) []string {
 		}
 	}
 	return out
-}
-
-func parseDuration(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		if f < 0 {
-			return 0, fmt.Errorf("negative duration")
-		}
-		return time.Duration(f * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return 0, err
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("negative duration")
-	}
-	return d, nil
 }

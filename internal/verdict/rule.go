@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/probegate/probegate/internal/oracle"
 )
 
 // Rule is one verdict rule: a pure function of the recorded run, registered by name so scenario
@@ -201,7 +203,7 @@ func isZero(v string) bool {
 	case "", "false":
 		return true
 	}
-	if d, err := parseDuration(v); err == nil {
+	if d, err := oracle.ParseSeconds(v); err == nil {
 		return d == 0
 	}
 	return false

@@ -7,22 +7,14 @@ import (
 	"github.com/probegate/probegate/internal/scenario"
 )
 
-// FaultRegistry builds the faults package's injectors from scenario faults.
-type FaultRegistry struct{}
-
-// Types implements FaultBuilder.
-func (FaultRegistry) Types() []string { return faults.Types() }
-
-// CheckParams reports an unknown, malformed or missing parameter, for scenario loading.
-func (FaultRegistry) CheckParams(faultType string, params map[string]string) error {
-	return faults.CheckParams(faultType, params)
-}
+// faultRegistry builds the faults package's fault instances from scenario faults.
+type faultRegistry struct{}
 
 // Build implements FaultBuilder.
-func (FaultRegistry) Build(f scenario.Fault, env FaultEnv) (Injector, string, error) {
+func (faultRegistry) Build(f scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
 	t := env.Target
 	fenv := faults.Env{
-		Client: env.Cluster.Client, Config: env.Cluster.Config,
+		Client: env.Conn.Client, Config: env.Conn.Config,
 		Namespace: t.Namespace, Deployment: t.Deployment, Container: t.Container, Selector: t.Selector,
 		ToxiproxyURL: t.ToxiproxyURL, DBProxy: t.DBProxy, Proxies: t.Proxies, ToxiproxySelector: t.ToxiproxySelector,
 		AdminPort: t.AdminPort, StallPath: t.StallPath,

@@ -8,14 +8,16 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/seed"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
-func TestFaultRegistryCheckParams(t *testing.T) {
-	var r FaultRegistry
-	if err := r.CheckParams("db-latency", map[string]string{"latency": "2000ms"}); err != nil {
+// Scenario files are checked against the fault registry's parameters.
+func TestVocabularyChecksFaultParams(t *testing.T) {
+	check := Vocabulary().FaultParams
+	if err := check("db-latency", map[string]string{"latency": "2000ms"}); err != nil {
 		t.Errorf("good params: %v", err)
 	}
 	for typ, params := range map[string]map[string]string{
@@ -24,7 +26,7 @@ func TestFaultRegistryCheckParams(t *testing.T) {
 		"overload":   {},
 		"nope":       nil,
 	} {
-		if err := r.CheckParams(typ, params); err == nil {
+		if err := check(typ, params); err == nil {
 			t.Errorf("CheckParams(%s, %v) accepted bad parameters", typ, params)
 		}
 	}
@@ -33,7 +35,7 @@ func TestFaultRegistryCheckParams(t *testing.T) {
 // Faults that need cooperation the target does not offer are skipped with a note, not failed.
 func TestFaultRegistrySkipsWithoutCooperation(t *testing.T) {
 	env := FaultEnv{
-		Cluster:  &Cluster{Client: fake.NewClientset(), Config: &rest.Config{Host: "https://127.0.0.1:6443"}},
+		Conn:     &cluster.Conn{Client: fake.NewClientset(), Config: &rest.Config{Host: "https://127.0.0.1:6443"}},
 		Target:   &Target{Namespace: "ns", Selector: "app=x"}, // no admin port, no toxiproxy
 		Timeline: timeline.New(time.Now()),
 		Rand:     seed.New(1),
@@ -44,13 +46,13 @@ func TestFaultRegistrySkipsWithoutCooperation(t *testing.T) {
 		"db-down":    "no toxiproxy",
 		"freeze":     "node's container runtime",
 	} {
-		inj, skip, err := FaultRegistry{}.Build(scenario.Fault{Type: typ, Duration: time.Second}, env)
+		inj, skip, err := faultRegistry{}.Build(scenario.Fault{Type: typ, Duration: time.Second}, env)
 		if err != nil || inj != nil || !strings.Contains(skip, want) {
 			t.Errorf("%s: injector %v, skip %q, err %v; want a skip naming %q", typ, inj, skip, err, want)
 		}
 	}
 	env.Target.AdminPort = 9090
-	inj, skip, err := FaultRegistry{}.Build(scenario.Fault{Type: "stall", Duration: 5 * time.Second, Params: map[string]string{"pod": "random"}}, env)
+	inj, skip, err := faultRegistry{}.Build(scenario.Fault{Type: "stall", Duration: 5 * time.Second, Params: map[string]string{"pod": "random"}}, env)
 	if err != nil || skip != "" || inj == nil {
 		t.Fatalf("stall with an admin port: %v %q %v", inj, skip, err)
 	}

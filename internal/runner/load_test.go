@@ -19,7 +19,7 @@ func TestVegetaLoadRecordsEveryRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	tl := timeline.New(time.Now())
-	run, err := VegetaLoad{}.Start(context.Background(), LoadSpec{URL: srv.URL + "/work", Rate: 40, Duration: time.Second, KeepAlive: true, Timeout: time.Second}, tl, nil)
+	run, err := vegetaLoad{}.Start(context.Background(), LoadSpec{URL: srv.URL + "/work", Rate: 40, Duration: time.Second, KeepAlive: true, Timeout: time.Second}, tl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,20 +45,5 @@ func TestVegetaLoadRecordsEveryRequest(t *testing.T) {
 	}
 	if len(tl.Filter(timeline.KindLoad)) == 0 {
 		t.Errorf("no load windows on the timeline")
-	}
-}
-
-func TestReadyEndpointsFromTimeline(t *testing.T) {
-	ready := &timeline.EndpointState{Ready: true, Serving: true}
-	term := &timeline.EndpointState{Serving: true, Terminating: true}
-	entries := []timeline.Entry{
-		{Kind: timeline.KindEndpoint, Pod: "a", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
-		{Kind: timeline.KindEndpoint, Pod: "b", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
-		{Kind: timeline.KindEndpoint, Pod: "c", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointAdded, To: ready}},
-		{Kind: timeline.KindEndpoint, Pod: "b", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointChanged, From: ready, To: term}},
-		{Kind: timeline.KindEndpoint, Pod: "c", Endpoint: &timeline.EndpointTransition{Change: timeline.EndpointRemoved, From: ready}},
-	}
-	if n := ReadyEndpoints(entries); n != 1 {
-		t.Fatalf("ready endpoints = %d, want 1", n)
 	}
 }

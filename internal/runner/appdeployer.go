@@ -19,9 +19,9 @@ import (
 	"github.com/probegate/probegate/internal/scenario"
 )
 
-// AppDeployer installs the user's own app (a --target file) into each scenario's namespace with the
+// appDeployer installs the user's own app (a --target file) into each scenario's namespace with the
 // deploy package: their manifests, their probes, with toxiproxy in front of declared dependencies.
-type AppDeployer struct {
+type appDeployer struct {
 	App    *deploy.App
 	Kind   *cluster.Cluster
 	Logger *slog.Logger
@@ -36,7 +36,7 @@ type AppDeployer struct {
 
 // Preflight implements Preflighter: on kind, every image the manifests run is loaded into the node
 // (from the local Docker daemon, or from the image tarball a swap names).
-func (d *AppDeployer) Preflight(ctx context.Context, c *Cluster, _ []string, _ *scenario.TargetSpec) error {
+func (d *appDeployer) Preflight(ctx context.Context, c *cluster.Conn, _ []string, _ *scenario.TargetSpec) error {
 	if d.Kind == nil {
 		return nil // an existing cluster pulls its own images
 	}
@@ -64,7 +64,7 @@ func imagesToLoad(app *deploy.App) []string {
 }
 
 // Install implements Deployer.
-func (d *AppDeployer) Install(ctx context.Context, c *Cluster, req InstallRequest) (*Target, error) {
+func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
 	d.once.Do(func() {
 		if d.dyn, d.err = dynamic.NewForConfig(c.Config); d.err != nil {
 			return

@@ -36,7 +36,7 @@ func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports
 
 	pool := r.SlotPool(width)
 	notRun := func(i int) {
-		out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: "not run: " + Interruption(ctx).Error()}
+		out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: "not run: " + interruption(ctx).Error()}
 	}
 	run := func(i int) {
 		if ctx.Err() != nil {
@@ -82,7 +82,7 @@ func (r *Runner) SlotPool(width int) *SlotPool {
 		if slots <= 0 {
 			slots = cluster.Slots
 		}
-		r.pool = &SlotPool{Client: r.Cluster.Client, Slots: slots, Width: width,
+		r.pool = &SlotPool{Client: r.Conn.Client, Slots: slots, Width: width,
 			TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
 	})
 	return r.pool
