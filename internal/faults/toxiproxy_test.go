@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -280,5 +281,37 @@ func TestDBFaultWithoutAProbeSaysItsEffectWasNotMeasured(t *testing.T) {
 		if d := actions(tl)[1].Detail; !strings.Contains(d, "no database probe") {
 			t.Fatalf("%s: detail = %q", f.Type(), d)
 		}
+	}
+}
+
+// failingOnce is a probe whose first measurement fails (a stalled port-forward), then measures for real.
+type failingOnce struct {
+	DBProbe
+	calls int
+}
+
+func (p *failingOnce) Measure(ctx context.Context) (time.Duration, error) {
+	p.calls++
+	if p.calls == 1 {
+		return 7 * time.Second, errors.New("StartupMessage: no reply within 7s")
+	}
+	return p.DBProbe.Measure(ctx)
+}
+
+func TestLatencyProofMeasuresAgainWhenTheProbeItselfFailed(t *testing.T) {
+	fx := newToxiproxyFixture(t)
+	tl := timeline.New(time.Now())
+	probe := &failingOnce{DBProbe: fx.probe}
+	f := NewDBLatency(Recorder{Timeline: tl}, fx.client, "postgres", 300*time.Millisecond, 0, probe)
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Revert(context.Background())
+	acts := actions(tl)
+	if len(acts) != 2 || acts[1].Params["effect"] != timeline.EffectConfirmed || !strings.Contains(acts[1].Detail, "second attempt (the first failed: StartupMessage: no reply") {
+		t.Fatalf("actions = %+v", acts)
+	}
+	if probe.calls != 2 {
+		t.Fatalf("probe measured %d times, want 2", probe.calls)
 	}
 }
