@@ -72,6 +72,17 @@ type Rerun struct {
 	Ran         bool
 }
 
+// Scenarios are every workload's re-runs, for the runner's preflight (the variants to load).
+func (p *Plan) Scenarios() []*scenario.Scenario {
+	var out []*scenario.Scenario
+	for _, w := range p.Workloads {
+		for _, r := range w.Reruns {
+			out = append(out, r.Scenario)
+		}
+	}
+	return out
+}
+
 // Catalogue finds a scenario by name (*scenario.Catalogue).
 type Catalogue interface {
 	Get(name string) (*scenario.Scenario, bool)
