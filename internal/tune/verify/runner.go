@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,6 +13,9 @@ import (
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/reports"
 )
+
+// PatchFile is the applied patch, saved beside the re-runs' report.
+const PatchFile = "tune-patch.yaml"
 
 // RunnerRerunner re-runs scenarios with the probegate runner: a runner with the base's
 // connection, kit and options, the workload's patch added, writing one report directory per
@@ -38,6 +42,9 @@ func (rr *RunnerRerunner) Rerun(ctx context.Context, w *Workload, scs []*scenari
 		return nil, fmt.Errorf("re-run: %w", err)
 	}
 	rr.Dirs = append(rr.Dirs, dir)
+	if err := os.WriteFile(filepath.Join(dir, PatchFile), w.Patch, 0o644); err != nil {
+		return nil, fmt.Errorf("save the applied patch: %w", err)
+	}
 	return rep.Scenarios, nil
 }
 

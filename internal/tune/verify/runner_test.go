@@ -127,4 +127,7 @@ func TestRunnerRerunnerInstallsThePatchThroughTheRunner(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "deployment-target-short-grace", reports.ReportFile)); err != nil {
 		t.Error(err)
 	}
+	if saved, err := os.ReadFile(filepath.Join(out, "deployment-target-short-grace", PatchFile)); err != nil || !strings.Contains(string(saved), "terminationGracePeriodSeconds") {
+		t.Errorf("saved patch %q, %v", saved, err)
+	}
 }

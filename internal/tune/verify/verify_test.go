@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/verdict"
@@ -248,5 +251,44 @@ func TestWriteTextSetsBeforeBesideAfter(t *testing.T) {
 		if !row(want...) {
 			t.Errorf("no line with %q", want)
 		}
+	}
+}
+
+// TestPatchTouchesOnlyProbeAndShutdownFields: what verify applies names the workload and sets
+// probes, lifecycle and the grace period of the container under test, nothing else.
+func TestPatchTouchesOnlyProbeAndShutdownFields(t *testing.T) {
+	p := plan(t, noStartupProbeColdStart(t), shortGracePodDelete(t), deepLivenessDBSlowness(t))
+	n := 0
+	for _, w := range p.Workloads {
+		if w.Patch == nil {
+			continue
+		}
+		n++
+		var doc map[string]any
+		if err := yaml.Unmarshal(w.Patch, &doc); err != nil {
+			t.Fatal(err)
+		}
+		podSpec := doc["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		for k, val := range podSpec {
+			switch k {
+			case "terminationGracePeriodSeconds":
+			case "containers":
+				for _, c := range val.([]any) {
+					for ck := range c.(map[string]any) {
+						if !slices.Contains([]string{"name", "startupProbe", "livenessProbe", "readinessProbe", "lifecycle"}, ck) {
+							t.Errorf("%s patch sets container field %s", w.Target, ck)
+						}
+					}
+				}
+			default:
+				t.Errorf("%s patch sets pod field %s", w.Target, k)
+			}
+		}
+		if len(doc["spec"].(map[string]any)) != 1 || len(doc["metadata"].(map[string]any)) != 1 {
+			t.Errorf("%s patch sets more than the pod template: %v", w.Target, doc)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d patches, want 2 (no-startup-probe, short-grace)", n)
 	}
 }
