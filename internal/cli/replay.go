@@ -39,7 +39,7 @@ same --target file again. The new report goes to --out (default _out/replay-<tim
 			if out == "" {
 				out = "_out/replay-" + timestamp()
 			}
-			return runScenarios(cmd, req, out)
+			return runScenarios(cmd, req, out, false)
 		},
 	}
 	fl := cmd.Flags()

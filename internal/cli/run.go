@@ -12,6 +12,7 @@ import (
 
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/runner"
+	"github.com/probegate/probegate/internal/tune"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/scenarios"
 )
@@ -28,6 +29,7 @@ type runFlags struct {
 	kubeconfig string
 	parallel   int
 	keep       bool
+	tune       bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -57,7 +59,8 @@ unknown restart cause, requests not attributable to a pod), 2 bad input or a har
   probegate run --scenario db-slowness --variant deep-liveness
   probegate run --scenario my-scenario.yaml --seed 7 --out _out/mine
   probegate run --target examples/podinfo/target.yaml --image ghcr.io/stefanprodan/podinfo=podinfo:rc1
-  probegate run --kubeconfig ~/.kube/config --scenario pod-delete-under-load`,
+  probegate run --kubeconfig ~/.kube/config --scenario pod-delete-under-load
+  probegate run --scenario cold-start --variant no-startup-probe --tune`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			images, err := parseImageSwaps(f.images)
@@ -74,7 +77,7 @@ unknown restart cause, requests not attributable to a pod), 2 bad input or a har
 			if cmd.Flags().Changed("parallel") && f.parallel < 1 {
 				return withCode(ExitError, fmt.Errorf("--parallel %d: must be at least 1", f.parallel))
 			}
-			return runScenarios(cmd, req, f.out)
+			return runScenarios(cmd, req, f.out, f.tune)
 		},
 	}
 	fl := cmd.Flags()
@@ -87,6 +90,7 @@ unknown restart cause, requests not attributable to a pod), 2 bad input or a har
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run on this existing cluster instead of the local kind cluster")
 	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run side by side in their own namespaces (default: one per CPU, 2 to 4)")
 	fl.BoolVar(&f.keep, "keep", false, "keep each scenario's namespace after the run")
+	fl.BoolVar(&f.tune, "tune", false, "after the run, print probegate tune's recommendations from its report (docs/tune.md)")
 	return cmd
 }
 
@@ -109,8 +113,9 @@ func parseImageSwaps(flags []string) (map[string]string, error) {
 	return out, nil
 }
 
-// runScenarios is the part of run shared with replay: validate everything, set up, run, report.
-func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
+// runScenarios is the part of run shared with replay: validate everything, set up, run, report,
+// and (tuneAfter) tune from the report written.
+func runScenarios(cmd *cobra.Command, req runner.Request, out string, tuneAfter bool) error {
 	ctx := cmd.Context()
 	vocab := runner.Vocabulary()
 	cat, _, err := scenarios.Load(vocab)
@@ -154,6 +159,9 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 	wall := rep.Finished.Sub(rep.Started)
 	fmt.Fprintf(cmd.OutOrStdout(), "wall time %s for %d scenarios; sum of their fault+oracle spans %s (ratio %.2f)\nreport: %s\n",
 		wall.Round(time.Second), len(scs), span, wall.Seconds()/span.Seconds(), out)
+	if tuneAfter {
+		printTune(cmd, out)
+	}
 	if sig := interrupt.From(ctx); sig != nil {
 		return withCode(sig.ExitCode(), fmt.Errorf("%s: the run stopped early; what was recorded is in %s", sig, out))
 	}
@@ -161,6 +169,19 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string) error {
 		return withCode(ExitError, fmt.Errorf("%s", firstError(rep)))
 	}
 	return reportExit(rep)
+}
+
+// printTune prints tune's recommendations from the report directory out; a run too broken to tune
+// says so without changing the run's exit code.
+func printTune(cmd *cobra.Command, out string) {
+	runs, err := tune.LoadRuns([]string{out})
+	if err == nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "\ntune (probegate tune %s; --verify re-runs what motivated each change):\n", out)
+		err = tune.WriteText(cmd.OutOrStdout(), tune.Recommend(runs, tune.Options{}))
+	}
+	if err != nil {
+		slog.Warn("tune after the run", "err", err)
+	}
 }
 
 // firstError is the first scenario error of a run, for the one-line exit message.

@@ -2,16 +2,32 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
+	"github.com/probegate/probegate/internal/interrupt"
+	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/tune"
+	"github.com/probegate/probegate/internal/tune/verify"
+	"github.com/probegate/probegate/scenarios"
 )
 
 func init() { register(newTuneCmd) }
 
 type tuneOptions struct {
 	output string
+	verify bool
+	// The flags below are for --verify: where and how the motivating scenarios run again.
+	target     string
+	images     []string
+	out        string
+	kubeconfig string
+	parallel   int
+	keep       bool
 }
 
 func newTuneCmd() *cobra.Command {
@@ -29,8 +45,20 @@ left alone and names the scenario that would supply it. Formulas and margins: do
   -o json   every recommendation with all its evidence
   -o patch  a strategic-merge patch per workload (kubectl patch --type strategic, or kustomize)
 
-tune --verify (apply the patch in a fresh namespace and re-run the motivating scenarios) is not
-implemented yet. Exit codes: 0 done, 2 bad input (a missing or unreadable report directory).`,
+--verify closes the loop on the cluster: it applies each workload's patch to the target in fresh
+namespaces, re-runs exactly the scenario runs whose measurements motivated each change (same
+scenario, variant and seed), and prints the verdicts before (from the reports) and after side by
+side, with one conclusion per recommendation: fixed, holds, not fixed, inconclusive, or why it was
+not verified (left alone, the app's own setting, cannot-tune: a liveness handler that checks a
+dependency is wrong whatever its numbers, so no number is verified for it). Runs of your own app
+need the same --target file (and --image swaps) they ran with. The re-runs' reports go to --out.
+
+Exit codes: 0 done (with --verify: every rule of every re-run passes), 1 some rule still fails
+after the patch, 2 bad input or a re-run that did not reach its verdicts, 3 something is
+INCONCLUSIVE after the patch or nothing could be verified.`,
+		Example: `  probegate tune _out
+  probegate tune -o patch _out > fix.yaml
+  probegate run --scenario cold-start --variant no-startup-probe --out /tmp/a && probegate tune /tmp/a --verify`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			write, ok := map[string]func(*cobra.Command, tune.Result) error{
@@ -41,16 +69,102 @@ implemented yet. Exit codes: 0 done, 2 bad input (a missing or unreadable report
 			if !ok {
 				return withCode(ExitError, fmt.Errorf("unknown output %q: want text, json or patch", o.output))
 			}
+			if o.verify && o.output != "text" {
+				return withCode(ExitError, fmt.Errorf("--verify prints a before → after table: -o %s cannot be combined with it", o.output))
+			}
+			if !o.verify && (o.target != "" || len(o.images) > 0 || o.out != "" || o.kubeconfig != "") {
+				return withCode(ExitError, fmt.Errorf("--target, --image, --out and --kubeconfig are for --verify"))
+			}
 			runs, err := tune.LoadRuns(args)
 			if err != nil {
 				return withCode(ExitError, err)
 			}
-			if err := write(cmd, tune.Recommend(runs, tune.Options{})); err != nil {
+			res := tune.Recommend(runs, tune.Options{})
+			if o.verify {
+				return verifyTune(cmd, o, res, runs)
+			}
+			if err := write(cmd, res); err != nil {
 				return withCode(ExitError, err)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output: text, json or patch")
+	fl := cmd.Flags()
+	fl.StringVarP(&o.output, "output", "o", "text", "output: text, json or patch")
+	fl.BoolVar(&o.verify, "verify", false, "apply the patch in fresh namespaces and re-run the scenarios that motivated each change (needs the cluster)")
+	fl.StringVar(&o.target, "target", "", "with --verify: the target file the recorded runs used (runs of your own app only)")
+	fl.StringArrayVar(&o.images, "image", nil, "with --verify: OLD=NEW image swaps the recorded runs used (see run --image)")
+	fl.StringVar(&o.out, "out", "", "with --verify: directory of the re-runs' reports (default _out/verify-<time>)")
+	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "with --verify: run on this existing cluster instead of the local kind cluster")
+	fl.IntVar(&o.parallel, "parallel", 0, "with --verify: scenarios run side by side (default: one per CPU, 2 to 4)")
+	fl.BoolVar(&o.keep, "keep", false, "with --verify: keep each scenario's namespace after the run")
 	return cmd
+}
+
+// verifyTune plans the verification, re-runs what motivated each change on the cluster (nothing
+// is deployed when nothing can be verified), prints the table and exits by the re-runs' verdicts.
+func verifyTune(cmd *cobra.Command, o tuneOptions, res tune.Result, runs []tune.Run) error {
+	ctx := cmd.Context()
+	vocab := runner.Vocabulary()
+	cat, _, err := scenarios.Load(vocab)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	plan, err := verify.NewPlan(res, runs, cat, o.target != "")
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	images, err := parseImageSwaps(o.images)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	if o.parallel < 0 {
+		return withCode(ExitError, fmt.Errorf("--parallel %d: must be at least 1", o.parallel))
+	}
+	var dirs []string
+	if scs := plan.Scenarios(); len(scs) > 0 {
+		req := runner.Request{Resolved: scs, TargetFile: o.target, Images: images, Kubeconfig: o.kubeconfig,
+			Parallel: o.parallel, Keep: o.keep, Logger: slog.Default()}
+		var progress *progressLine
+		if term.IsTerminal(int(os.Stderr.Fd())) {
+			progress = newProgressLine(os.Stderr, time.Second)
+			req.Progress = progress
+			defer progress.Close()
+		}
+		r, _, err := runner.Setup(ctx, req, cat, vocab)
+		if err != nil {
+			if sig := interrupt.From(ctx); sig != nil {
+				return withCode(sig.ExitCode(), fmt.Errorf("%s during setup, before any scenario started (%v)", sig, err))
+			}
+			return withCode(ExitError, err)
+		}
+		out := o.out
+		if out == "" {
+			out = "_out/verify-" + timestamp()
+		}
+		rr := &verify.RunnerRerunner{Base: r, Out: out, Command: os.Args}
+		err = verify.Run(ctx, plan, rr)
+		progress.Close()
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+		dirs = rr.Dirs
+	}
+	if err := verify.WriteText(cmd.OutOrStdout(), plan); err != nil {
+		return withCode(ExitError, err)
+	}
+	for _, d := range dirs {
+		fmt.Fprintf(cmd.OutOrStdout(), "after: %s\n", d)
+	}
+	if sig := interrupt.From(ctx); sig != nil {
+		return withCode(sig.ExitCode(), fmt.Errorf("%s: the verification stopped early", sig))
+	}
+	switch code := plan.ExitCode(); code {
+	case verify.ExitPass:
+		return nil
+	case verify.ExitError:
+		return withCode(ExitError, fmt.Errorf("a re-run did not reach its verdicts (see above)"))
+	default:
+		return withCode(code, errFailed)
+	}
 }

@@ -150,7 +150,10 @@ func TestAppInstanceScalesAndPinsTheAutoscaler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs := app.instance(3)
+	objs, err := app.instance(3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, o := range objs {
 		switch o.GetKind() + "/" + o.GetName() {
 		case "Deployment/web":

@@ -33,7 +33,10 @@ type AppOptions struct {
 	Namespace string
 	Slot      int
 	// Replicas is the workload's replica count for the scenario (the manifests' own when 0).
-	Replicas       int32
+	Replicas int32
+	// Patch is a strategic-merge patch of the workload (YAML or JSON, as `probegate tune -o patch`
+	// writes it), applied to the scenario's copy before anything is applied: tune --verify's settings.
+	Patch          []byte
 	ToxiproxyImage string // default DefaultToxiproxyImage
 	Timeout        time.Duration
 	Log            *slog.Logger
@@ -91,7 +94,10 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 		return ep, fmt.Errorf("deploy target %s: %w", app.Spec.Name, err)
 	}
 
-	objs := app.instance(opts.Replicas)
+	objs, err := app.instance(opts.Replicas, opts.Patch)
+	if err != nil {
+		return fail(err)
+	}
 	if len(app.Dependencies) > 0 {
 		ip := interposeFor(app, opts.Slot, opts.ToxiproxyImage)
 		for _, o := range ip.objects {
@@ -154,16 +160,21 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 	return ep, nil
 }
 
-// instance is a deep copy of the app's objects for one scenario, with the workload scaled and no
-// fixed node ports. A
-// HorizontalPodAutoscaler of the workload is pinned to that count: the scenarios judge a fixed set
-// of replicas, and an autoscaler (without metrics on kind) would otherwise move it.
-func (app *App) instance(replicas int32) []*unstructured.Unstructured {
+// instance is a deep copy of the app's objects for one scenario, with the workload scaled and
+// patched (when patch is set) and no fixed node ports. A HorizontalPodAutoscaler of the workload
+// is pinned to that count: the scenarios judge a fixed set of replicas, and an autoscaler (without
+// metrics on kind) would otherwise move it.
+func (app *App) instance(replicas int32, patch []byte) ([]*unstructured.Unstructured, error) {
 	out := make([]*unstructured.Unstructured, len(app.Objects))
 	for i, o := range app.Objects {
 		out[i] = o.DeepCopy()
 		if o.GetKind() == "Service" {
 			freeNodePorts(out[i])
+		}
+		if o == app.Workload && len(patch) > 0 {
+			if err := patchUnstructured(out[i], patch); err != nil {
+				return nil, err
+			}
 		}
 		if replicas <= 0 {
 			continue
@@ -176,7 +187,7 @@ func (app *App) instance(replicas int32) []*unstructured.Unstructured {
 			_ = unstructured.SetNestedField(out[i].Object, int64(replicas), "spec", "maxReplicas")
 		}
 	}
-	return out
+	return out, nil
 }
 
 // freeNodePorts drops fixed nodePorts from a Service: every scenario runs its own copy side by

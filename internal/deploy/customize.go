@@ -44,6 +44,11 @@ func objectsFor(name string, opts Options) ([]runtime.Object, error) {
 				o.Spec.Replicas = &opts.Replicas
 				setImage(o, opts.TargetImage)
 				setEnv(&o.Spec.Template.Spec.Containers[0], opts.Env)
+				if len(opts.Patch) > 0 {
+					if err := patchDeployment(o, opts.Patch); err != nil {
+						return nil, fmt.Errorf("manifest %s: %w", name, err)
+					}
+				}
 			case PostgresName:
 				setImage(o, opts.PostgresImage)
 			case ToxiproxyName:

@@ -36,6 +36,9 @@ type Options struct {
 
 	// Env overrides the target container's environment (e.g. BOOTSTRAP_DURATION for a cold start).
 	Env map[string]string
+	// Patch is a strategic-merge patch of the target Deployment (YAML or JSON, as `probegate tune
+	// -o patch` writes it), applied after the overrides above: tune --verify's settings.
+	Patch []byte
 
 	Timeout time.Duration // how long to wait for everything to be ready (default 3m)
 	Log     *slog.Logger
@@ -84,6 +87,11 @@ func (o *Options) defaults() error {
 	for k := range o.Env {
 		if k == "" || k == "POD_NAME" || k == "VARIANT" {
 			return fmt.Errorf("env %q: cannot be overridden (choose the variant with Variant)", k)
+		}
+	}
+	if len(o.Patch) > 0 {
+		if _, err := patchJSON(o.Patch, "Deployment", TargetName); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -75,7 +75,7 @@ func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallR
 		return nil, fmt.Errorf("dynamic client: %w", d.err)
 	}
 	ep, err := deploy.InstallApp(ctx, c.Client, d.dyn, d.mapper, d.App, deploy.AppOptions{
-		Namespace: req.Namespace, Slot: req.Slot, Replicas: int32(req.Replicas), Timeout: d.Timeout, Log: d.Logger,
+		Namespace: req.Namespace, Slot: req.Slot, Replicas: int32(req.Replicas), Patch: req.Patch, Timeout: d.Timeout, Log: d.Logger,
 	})
 	if err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func (d fixtureDeployer) Install(ctx context.Context, c *cluster.Conn, req Insta
 	}
 	opts := deploy.Options{
 		Namespace: req.Namespace, Variant: req.Variant, Slot: req.Slot, Replicas: int32(req.Replicas), Log: d.Logger,
-		Timeout: d.Timeout,
+		Timeout: d.Timeout, Patch: req.Patch,
 	}
 	if req.Bootstrap > 0 {
 		opts.Env = map[string]string{"BOOTSTRAP_DURATION": req.Bootstrap.String()}

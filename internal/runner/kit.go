@@ -38,6 +38,9 @@ type InstallRequest struct {
 	Bootstrap time.Duration
 	// Slot is the cluster port slot this run owns (target and toxiproxy NodePorts).
 	Slot int
+	// Patch, when set, is a strategic-merge patch of the workload under test applied before it is
+	// installed (tune --verify's recommended settings).
+	Patch []byte
 }
 
 // Target is what was deployed and how to reach it.

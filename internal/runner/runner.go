@@ -46,6 +46,9 @@ type Options struct {
 	Images map[string]string
 	// Seed overrides every scenario's seed when non-nil.
 	Seed *int64
+	// Patch is a strategic-merge patch of the workload under test, applied at every install
+	// (tune --verify); reports name the target as patched.
+	Patch []byte
 	// Keep leaves namespaces in place after the run.
 	Keep bool
 	// Parallel is how many scenarios may run at once, at most Slots (the cluster's port slots,
@@ -93,6 +96,9 @@ func (s runProgress) done() {
 		s.p.Done(s.name)
 	}
 }
+
+// PatchedSuffix ends the report's target name of a run whose workload was patched (Options.Patch).
+const PatchedSuffix = " + tune patch"
 
 // Runner runs scenarios on one cluster.
 type Runner struct {
@@ -197,7 +203,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	mark("deploy", "")
 	target, err := r.Kit.Deployer.Install(ctx, r.Conn, InstallRequest{
 		Namespace: ns, Variant: variant, Custom: r.Opts.Custom, Replicas: sc.Target.Replicas,
-		Bootstrap: sc.Target.Bootstrap, Slot: slot,
+		Bootstrap: sc.Target.Bootstrap, Slot: slot, Patch: r.Opts.Patch,
 	})
 	if err != nil {
 		return rep, fmt.Errorf("deploy target into %s: %w", ns, err)
@@ -213,6 +219,9 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	}
 	if rep.Target == "" {
 		rep.Target = target.Description
+	}
+	if len(r.Opts.Patch) > 0 {
+		rep.Target += PatchedSuffix
 	}
 	pod, err := r.livePod(ctx, target)
 	if err != nil {

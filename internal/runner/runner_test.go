@@ -333,3 +333,22 @@ func TestRunTellsProgress(t *testing.T) {
 		t.Fatalf("progress:\n got %s\nwant %s", got, want)
 	}
 }
+
+func TestRunInstallsWithThePatchAndSaysSo(t *testing.T) {
+	r, _, d, _ := newTestRunner(t)
+	r.Opts.Patch = []byte("kind: Deployment\n")
+	reps := r.RunAll(context.Background(), []*scenario.Scenario{testScenario("a"), testScenario("b")})
+	if len(d.requests) != 2 {
+		t.Fatalf("%d installs, want 2", len(d.requests))
+	}
+	for _, req := range d.requests {
+		if string(req.Patch) != "kind: Deployment\n" {
+			t.Errorf("install of %s without the patch: %q", req.Namespace, req.Patch)
+		}
+	}
+	for _, rep := range reps {
+		if rep.Error != "" || !strings.HasSuffix(rep.Target, PatchedSuffix) {
+			t.Errorf("report target %q (error %q): want it marked patched", rep.Target, rep.Error)
+		}
+	}
+}

@@ -203,3 +203,41 @@ func TestReadinessTimeoutIsNeverGuessed(t *testing.T) {
 		t.Errorf("%+v", rec)
 	}
 }
+
+// TestKilledStartsSetAFloor: no-startup-probe under cold-start. Liveness (10 s initial delay,
+// F=3 × P=5 s) kills the 25 s bootstrap after 20.5 s, twice; after the fault a 5 s bootstrap
+// completes. The completed one alone would keep liveness (7.5 s ≤ 15 s), but the killed ones
+// show a bootstrap longer than 20.5 s: 20.5 × 1.5 = 30.75 s → a startup probe P=5, F=7.
+func TestKilledStartsSetAFloor(t *testing.T) {
+	spec := podSpec(nil, 0, 30)
+	spec.Containers[0].LivenessProbe.InitialDelaySeconds = 10
+	r := newRun(t, spec, nil)
+	restart := func(at time.Duration, n int32) {
+		r.add(at, timeline.Entry{Kind: timeline.KindRestart, Pod: "web-a", Restart: &timeline.ContainerRestart{Container: "web", RestartCount: n, Cause: timeline.CauseLiveness}})
+	}
+	r.pod(9*s, "web-a", "container/web/state", "", "waiting:ContainerCreating")
+	r.pod(10*s, "web-a", "container/web/state", "waiting:ContainerCreating", "running")
+	restart(30500*time.Millisecond, 1)
+	r.pod(31*s, "web-a", "container/web/state", "running", "terminated:Error:137")
+	r.pod(32*s, "web-a", "container/web/state", "terminated:Error:137", "running")
+	restart(50*s, 2)
+	r.boot("web-b", 80*s, 85*s, "ready")
+	w := recommend(t, r.report("cold-start"))
+	rec := field(t, w, "startupProbe")
+	if rec.Status != Add || !strings.Contains(rec.Recommended, "periodSeconds 5, failureThreshold 7") {
+		t.Fatalf("%s → %q\n%s", rec.Status, rec.Recommended, rec.Formula)
+	}
+	if rec.Evidence[0].Value != 20500*time.Millisecond || !strings.Contains(rec.Formula, "a floor: 2 starts were killed") {
+		t.Errorf("evidence %+v\nformula %s: want the 20.5 s killed start first, cited as a floor", rec.Evidence[0], rec.Formula)
+	}
+	if !rec.Patched() || len(rec.Motivated) != 1 {
+		t.Errorf("patched %v, motivated %v", rec.Patched(), rec.Motivated)
+	}
+
+	// The completed start alone: liveness allows it.
+	r = newRun(t, spec, nil)
+	r.boot("web-b", 80*s, 85*s, "ready")
+	if rec := field(t, recommend(t, r.report("cold-start")), "startupProbe"); rec.Status != Keep {
+		t.Errorf("completed start only: %s", rec.Status)
+	}
+}

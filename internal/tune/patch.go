@@ -15,37 +15,18 @@ func WritePatch(w io.Writer, r Result) error {
 	var b strings.Builder
 	n := 0
 	for _, wl := range r.Workloads {
-		pod, ctr := map[string]any{}, map[string]any{"name": wl.Container}
 		var comments []string
 		for _, rec := range wl.Recommendations {
-			if rec.Status != Change && rec.Status != Add {
-				continue
-			}
-			if rec.patch == nil {
+			if (rec.Status == Change || rec.Status == Add) && rec.patch == nil {
 				comments = append(comments, fmt.Sprintf("# %s → %s not patched: %s", rec.Field, rec.Recommended, rec.NotPatched))
-				continue
 			}
-			dst := pod
-			if rec.patch.container {
-				dst = ctr
-			}
-			set(dst, rec.patch.path, rec.patch.value)
 		}
-		if len(pod) == 0 && len(ctr) == 1 && len(comments) == 0 {
-			continue
-		}
-		if len(ctr) > 1 {
-			pod["containers"] = []any{ctr}
-		}
-		doc := map[string]any{
-			"apiVersion": "apps/v1",
-			"kind":       wl.Kind,
-			"metadata":   map[string]any{"name": wl.Name},
-			"spec":       map[string]any{"template": map[string]any{"spec": pod}},
-		}
-		raw, err := yaml.Marshal(doc)
+		raw, err := WorkloadPatch(wl, wl.Recommendations)
 		if err != nil {
-			return fmt.Errorf("encode the patch for %s/%s: %w", wl.Kind, wl.Name, err)
+			return err
+		}
+		if raw == nil && len(comments) == 0 {
+			continue
 		}
 		if n > 0 {
 			b.WriteString("---\n")
@@ -56,15 +37,46 @@ func WritePatch(w io.Writer, r Result) error {
 		for _, c := range comments {
 			b.WriteString(c + "\n")
 		}
-		if len(pod) > 0 {
-			b.Write(raw)
-		}
+		b.Write(raw)
 	}
 	if n == 0 {
 		b.WriteString("# probegate tune: no change to patch\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WorkloadPatch is the strategic-merge patch (YAML) of the patchable changes among recs, which
+// belong to w; nil when none of them is one.
+func WorkloadPatch(w Workload, recs []Recommendation) ([]byte, error) {
+	pod, ctr := map[string]any{}, map[string]any{"name": w.Container}
+	for _, rec := range recs {
+		if !rec.Patched() {
+			continue
+		}
+		dst := pod
+		if rec.patch.container {
+			dst = ctr
+		}
+		set(dst, rec.patch.path, rec.patch.value)
+	}
+	if len(ctr) > 1 {
+		pod["containers"] = []any{ctr}
+	}
+	if len(pod) == 0 {
+		return nil, nil
+	}
+	doc := map[string]any{
+		"apiVersion": "apps/v1",
+		"kind":       w.Kind,
+		"metadata":   map[string]any{"name": w.Name},
+		"spec":       map[string]any{"template": map[string]any{"spec": pod}},
+	}
+	raw, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode the patch for %s/%s: %w", w.Kind, w.Name, err)
+	}
+	return raw, nil
 }
 
 // set puts v at path in m, creating the maps on the way.

@@ -48,5 +48,33 @@ func recommendWorkload(g *group, opts Options) Workload {
 	w.Recommendations = append(w.Recommendations, recommendLiveness(g)...)
 	wd := recommendWithdrawal(g, opts)
 	w.Recommendations = append(w.Recommendations, wd, recommendGrace(g, wd, opts))
+	var startup []ScenarioRef
+	for i := range w.Recommendations {
+		r := &w.Recommendations[i]
+		r.Motivated = motivated(r.Evidence)
+		if r.Field == "startupProbe" {
+			startup = r.Motivated
+		}
+	}
+	for i := range w.Recommendations {
+		// Liveness's initial delay goes only because a startup probe is added: the same runs.
+		if r := &w.Recommendations[i]; r.Field == "livenessProbe.initialDelaySeconds" && len(r.Motivated) == 0 {
+			r.Motivated = startup
+		}
+	}
 	return w
+}
+
+// motivated lists, once each and in order, the scenario runs of the evidence a formula used.
+func motivated(ev []Evidence) []ScenarioRef {
+	var out []ScenarioRef
+	seen := map[ScenarioRef]bool{}
+	for _, e := range ev {
+		ref := ScenarioRef{Run: e.Run, Scenario: e.Scenario}
+		if !e.ignored && !seen[ref] {
+			seen[ref] = true
+			out = append(out, ref)
+		}
+	}
+	return out
 }

@@ -130,6 +130,7 @@ func recommendGrace(g *group, withdrawal Recommendation, opts Options) Recommend
 				drains = append(drains, d)
 			case x.grace < term.GracePeriod:
 				x.ev.Note += fmt.Sprintf("; the deletion cut the grace period to %s (the scenario's, not the spec's %s): says nothing about the spec's", secs(x.grace), secs(term.GracePeriod))
+				x.ev.ignored = true
 				ignored = append(ignored, x.ev)
 			default:
 				forcedAtSpec = append(forcedAtSpec, x.ev)

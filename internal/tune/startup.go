@@ -74,28 +74,41 @@ func recommendStartup(g *group, opts Options) []Recommendation {
 		field = "startupProbe"
 	}
 	rec := Recommendation{Field: field, Current: startupNow(g)}
-	if len(samples) == 0 {
+	if len(samples) == 0 && len(killed) == 0 {
 		rec.Status = LeftAlone
 		rec.Why = "no container start was observed to completion under load in these runs"
-		if len(killed) > 0 {
-			rec.Why = fmt.Sprintf("every observed start (%d) was killed before it completed: the bootstrap outlasts the current budget (%s), by how much is not measured",
-				len(killed), budgetWords(g))
-			rec.Evidence = killed
-		}
 		rec.Supply = "cold-start (or pod-delete-under-load / rolling-update-under-load: their replacement pods start under load); a start must complete to be measured"
 		return []Recommendation{rec}
 	}
-	p := p99(values(samples))
-	need := time.Duration(float64(p) * opts.StartupMargin)
-	worst := longest(samples)
-	rec.Evidence = append([]Evidence{worst}, killed...)
-	if len(samples) > 1 {
-		rec.Evidence = append(rec.Evidence, samples...)
-		rec.Evidence = dedupe(rec.Evidence)
+	// A killed start is a floor: its bootstrap took longer than it was allowed to run. The budget
+	// must cover the longer of the measured bootstraps and that floor, each with the margin.
+	var need time.Duration
+	var bases []string
+	if len(samples) > 0 {
+		p := p99(values(samples))
+		need = time.Duration(float64(p) * opts.StartupMargin)
+		rank := ""
+		if len(samples) < 100 {
+			rank = " (nearest rank: the longest)"
+		}
+		bases = append(bases, fmt.Sprintf("p99 of %d measured bootstraps%s %s × margin %.2g = %s", len(samples), rank, secs(p), opts.StartupMargin, secs(need)))
+		rec.Evidence = append(rec.Evidence, longest(samples))
 	}
-	basis := fmt.Sprintf("p99 of %d measured bootstraps %s × margin %.2g = %s", len(samples), secs(p), opts.StartupMargin, secs(need))
-	if len(samples) < 100 {
-		basis = fmt.Sprintf("p99 of %d measured bootstraps (nearest rank: the longest) %s × margin %.2g = %s", len(samples), secs(p), opts.StartupMargin, secs(need))
+	if len(killed) > 0 {
+		floor := longest(killed)
+		fneed := time.Duration(float64(floor.Value) * opts.StartupMargin)
+		bases = append(bases, fmt.Sprintf("a floor: %d starts were killed before they completed, the longest after %s (its bootstrap is longer; by how much is not measured) × margin %.2g = %s",
+			len(killed), secs(floor.Value), opts.StartupMargin, secs(fneed)))
+		if fneed > need {
+			rec.Evidence = append([]Evidence{floor}, rec.Evidence...)
+			need = fneed
+		}
+	}
+	rec.Evidence = dedupe(append(append(rec.Evidence, killed...), samples...))
+	basis := strings.Join(bases, "; ")
+	if len(killed) > 0 {
+		basis = "max(" + basis + ") = " + secs(need)
+		rec.Supply = "the killed starts set only a floor: tune --verify re-runs them with this budget, and a start that then completes is measured"
 	}
 	switch budget.Source {
 	case "startupProbe":
@@ -103,6 +116,9 @@ func recommendStartup(g *group, opts Options) []Recommendation {
 			rec.Status, rec.Recommended = Keep, rec.Current
 			rec.Formula = fmt.Sprintf("budget %s ≥ %s", budgetWords(g), basis)
 			rec.Why = "the startup budget covers the slowest measured bootstrap with margin"
+			if len(killed) > 0 {
+				rec.Why = "the startup budget covers the measured bootstraps and the killed starts' floor with margin"
+			}
 			return []Recommendation{rec}
 		}
 		rec.Status = Change
@@ -129,6 +145,9 @@ func recommendStartup(g *group, opts Options) []Recommendation {
 			rec.Status, rec.Recommended = Keep, "none needed"
 			rec.Formula = fmt.Sprintf("liveness F × P = %d × %s = %s ≥ %s", lv.FailureThreshold, lv.Period, guard, basis)
 			rec.Why = "liveness alone lets the slowest measured bootstrap finish"
+			if len(killed) > 0 {
+				rec.Why = "liveness alone covers the measured bootstraps and the killed starts' floor with margin"
+			}
 			return []Recommendation{rec}
 		}
 		f := int32(wholeSeconds(need) / max(int64(lv.Period/time.Second), 1))

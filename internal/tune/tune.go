@@ -92,8 +92,23 @@ type Recommendation struct {
 	Evidence []Evidence `json:"evidence,omitempty"`
 	// NotPatched says why a change is not in the -o patch output (it needs the app or a person).
 	NotPatched string `json:"notPatched,omitempty"`
+	// Motivated are the scenario runs whose measurements set the recommended value (evidence the
+	// formula ignored is not counted): what tune --verify re-runs to show the change works.
+	Motivated []ScenarioRef `json:"motivated,omitempty"`
 
 	patch *fieldPatch
+}
+
+// ScenarioRef names one scenario run: its report directory and its label ("name/variant").
+type ScenarioRef struct {
+	Run      string `json:"run"`
+	Scenario string `json:"scenario"`
+}
+
+// Patched reports whether the recommendation is in the -o patch output (a change or addition
+// a strategic-merge patch can make).
+func (r Recommendation) Patched() bool {
+	return (r.Status == Change || r.Status == Add) && r.patch != nil
 }
 
 // Evidence is one measurement on a recorded timeline. Offsets count from the scenario's timeline
@@ -109,6 +124,9 @@ type Evidence struct {
 	// Value is the measured duration (usually To − From).
 	Value time.Duration `json:"value"`
 	Note  string        `json:"note"`
+
+	// ignored marks a sample shown for context that the formula did not use.
+	ignored bool
 }
 
 // fieldPatch is one change for the strategic-merge patch: a value at path inside the container

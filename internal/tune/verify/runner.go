@@ -1,0 +1,60 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/probegate/probegate/internal/runner"
+	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/reports"
+)
+
+// PatchFile is the applied patch, saved beside the re-runs' report.
+const PatchFile = "tune-patch.yaml"
+
+// RunnerRerunner re-runs scenarios with the probegate runner: a runner with the base's
+// connection, kit and options, the workload's patch added, writing one report directory per
+// workload under Out.
+type RunnerRerunner struct {
+	Base    *runner.Runner
+	Out     string
+	Command []string
+	// Dirs are the report directories written, in order.
+	Dirs []string
+}
+
+// Rerun implements Rerunner.
+func (rr *RunnerRerunner) Rerun(ctx context.Context, w *Workload, scs []*scenario.Scenario) ([]reports.ScenarioReport, error) {
+	opts := rr.Base.Opts
+	opts.Patch = w.Patch
+	r := &runner.Runner{Conn: rr.Base.Conn, Kit: rr.Base.Kit, Opts: opts}
+	dir := filepath.Join(rr.Out, dirName(w))
+	if slices.Contains(rr.Dirs, dir) {
+		dir = fmt.Sprintf("%s-%d", dir, len(rr.Dirs)+1)
+	}
+	rep, err := r.Execute(ctx, scs, dir, rr.Command)
+	if err != nil {
+		return nil, fmt.Errorf("re-run: %w", err)
+	}
+	rr.Dirs = append(rr.Dirs, dir)
+	if err := os.WriteFile(filepath.Join(dir, PatchFile), w.Patch, 0o644); err != nil {
+		return nil, fmt.Errorf("save the applied patch: %w", err)
+	}
+	return rep.Scenarios, nil
+}
+
+var unsafeName = regexp.MustCompile(`[^a-z0-9.-]+`)
+
+// dirName names a workload's report directory: "deployment-target-no-startup-probe".
+func dirName(w *Workload) string {
+	n := strings.ToLower(w.Kind) + "-" + w.Name
+	if w.Variant != "" {
+		n += "-" + w.Variant
+	}
+	return strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(n), "-"), "-")
+}
