@@ -58,7 +58,7 @@ after the patch, 2 bad input or a re-run that did not reach its verdicts, 3 some
 INCONCLUSIVE after the patch or nothing could be verified.`,
 		Example: `  probegate tune _out
   probegate tune -o patch _out > fix.yaml
-  probegate run --scenario cold-start --variant no-startup-probe --out /tmp/a && probegate tune /tmp/a --verify`,
+  probegate run --scenario cold-start --variant no-startup-probe --out /tmp/a; probegate tune /tmp/a --verify   # run exits 1: the variant FAILs`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			write, ok := map[string]func(*cobra.Command, tune.Result) error{
