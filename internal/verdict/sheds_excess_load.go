@@ -21,7 +21,7 @@ func init() {
 			"falls to zero while the server stays busy.",
 		Params: []ParamSpec{
 			{Name: "fault", Kind: KindList, Doc: "fault names or types to judge; default every fault"},
-			{Name: "goodput", Kind: KindFloat, Default: "0.75", Doc: "least mean goodput over the fault, as a fraction of the measured capacity", Tolerance: true},
+			{Name: "goodput", Kind: KindFloat, Default: "0.5", Doc: "least mean goodput over the fault, as a fraction of the measured capacity", Tolerance: true},
 			{Name: "max-timeouts", Kind: KindFloat, Default: "0.01", Doc: "largest fraction of the requests sent during the fault that may time out at the client", Tolerance: true},
 		},
 		Needs: NeedsFaultEffect,
@@ -30,7 +30,7 @@ func init() {
 }
 
 func judgeShedsExcessLoad(in Input) Result {
-	minGoodput := in.Params.Float("goodput", 0.75)
+	minGoodput := in.Params.Float("goodput", 0.5)
 	maxTimeouts := in.Params.Float("max-timeouts", 0.01)
 	r := Result{Status: Pass, Expected: fmt.Sprintf("during the fault: goodput ≥ %.0f%% of the measured capacity; ≤ %.1f%% of its requests time out at the client",
 		100*minGoodput, 100*maxTimeouts)}
