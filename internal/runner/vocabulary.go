@@ -14,17 +14,9 @@ func Vocabulary() scenario.Vocabulary {
 	return scenario.Vocabulary{
 		Rules:      verdict.Names(),
 		RuleParams: verdict.CheckParams,
-		Tolerances: func(rule string, params map[string]string) []string {
-			var set []string
-			for _, name := range verdict.ToleranceParams(rule) {
-				if v, ok := params[name]; ok && !verdict.IsZeroParam(v) {
-					set = append(set, name)
-				}
-			}
-			return set
-		},
-		Defaults: verdict.Defaults(),
-		Variants: config.Names(),
+		Tolerances: verdict.TolerancesSet,
+		Defaults:   verdict.Defaults(),
+		Variants:   config.Names(),
 		OracleParams: func(p map[string]string) error {
 			_, err := oracle.ParseOptions(p)
 			return err

@@ -179,25 +179,24 @@ func (r Rule) tolerances(s Spec) []string {
 	return out
 }
 
-// ToleranceParams names the rule's tolerance parameters.
-func ToleranceParams(rule string) []string {
+// TolerancesSet names the tolerance parameters of rule that params set to a non-zero value: the
+// hand-set allowances a scenario must give a reason for.
+func TolerancesSet(rule string, params map[string]string) []string {
 	r, ok := Lookup(rule)
 	if !ok {
 		return nil
 	}
 	var out []string
 	for _, p := range r.Params {
-		if p.Tolerance {
+		if v, set := params[p.Name]; p.Tolerance && set && !isZero(v) {
 			out = append(out, p.Name)
 		}
 	}
 	return out
 }
 
-// IsZeroParam reports whether a parameter value is zero ("0", "0s", "0.0", "false"): a zero
-// tolerance loosens nothing.
-func IsZeroParam(v string) bool { return isZero(v) }
-
+// isZero reports whether a parameter value is zero ("0", "0s", "0.0", "false"): a zero tolerance
+// loosens nothing.
 func isZero(v string) bool {
 	switch strings.TrimSpace(v) {
 	case "", "false":

@@ -135,10 +135,13 @@ func TestResultsListTheirTolerances(t *testing.T) {
 	if len(res.Tolerances) != 2 || res.Tolerances[0] != want[0] || !strings.HasPrefix(res.Tolerances[1], want[1]) {
 		t.Fatalf("tolerances %q, want %q…", res.Tolerances, want)
 	}
-	if got := verdict.ToleranceParams("min-ready-endpoints"); len(got) != 1 || got[0] != "grace" {
-		t.Errorf("min-ready-endpoints tolerance params %v, want [grace]", got)
+	for params, want := range map[string]string{"2s": "grace", "0s": "", "0": "", "1": "grace"} {
+		got := strings.Join(verdict.TolerancesSet("min-ready-endpoints", map[string]string{"min": "2", "grace": params}), ",")
+		if got != want {
+			t.Errorf("min-ready-endpoints grace=%s: tolerances set %q, want %q", params, got, want)
+		}
 	}
-	if !verdict.IsZeroParam("0s") || !verdict.IsZeroParam("0") || verdict.IsZeroParam("0.01") || verdict.IsZeroParam("1") {
-		t.Error("IsZeroParam")
+	if got := verdict.TolerancesSet("sheds-excess-load", map[string]string{"max-timeouts": "0.01"}); len(got) != 1 {
+		t.Errorf("max-timeouts=0.01 is a non-zero tolerance: %v", got)
 	}
 }
