@@ -56,6 +56,13 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 		if s.Error != "" {
 			fmt.Fprintf(&b, "  %s  %s\n", paint(ansiRed, "error"), s.Error)
 		}
+		if s.Oracle != nil {
+			for _, a := range s.Oracle.Assumptions {
+				if a.Capped() { // every declared assumption is in report.html; a capped one changes the windows
+					fmt.Fprintf(&b, "  %s\n", paint(ansiDim, a.Explain))
+				}
+			}
+		}
 		ruleW, figW := 0, 0
 		for _, v := range s.Verdicts {
 			ruleW = max(ruleW, utf8.RuneCountInString(v.Rule))

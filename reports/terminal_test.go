@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/reports/reportstest"
 )
@@ -109,5 +113,29 @@ func TestTerminalShowsTheScenariosTolerances(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "rule default") {
 		t.Errorf("rule defaults belong in report.html, not the terminal:\n%s", out.String())
+	}
+}
+
+func TestTerminalShowsACappedAppLag(t *testing.T) {
+	r := reportstest.SampleReport(50)
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", ReadinessProbe: &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
+		PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 2, SuccessThreshold: 1}}}}
+	for _, tc := range []struct {
+		lag, says string
+		shown     bool
+	}{{"2100ms", "2.1s", true}, {"800ms", "800ms", false}} {
+		o, err := oracle.Compute(spec, map[string]string{oracle.AnnotationReadinessLag: tc.lag}, oracle.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Scenarios[0].Oracle = &o
+		var out bytes.Buffer
+		if err := reports.WriteTerminal(&out, r, false); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out.String(), "assumption: readiness app lag "+tc.says); got != tc.shown {
+			t.Errorf("lag %s: assumption shown = %v, want %v (only a capped one is):\n%s", tc.lag, got, tc.shown, out.String())
+		}
 	}
 }

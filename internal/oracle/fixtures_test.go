@@ -37,11 +37,11 @@ func TestBundledTargetWindows(t *testing.T) {
 		name      string
 		got, want time.Duration
 	}{
-		// readiness F=2 × P=1s, timeout 1s, app lag 2.1s (annotation) → [1s, 5.1s] + 2s propagation
+		// readiness F=2 × P=1s, timeout 1s, app lag 1s (annotation, within one period) → [1s, 4s] + 2s propagation
 		{"readiness min", o.Readiness.Detection.Min, 1 * s},
-		{"readiness deadline", o.Readiness.Detection.Deadline(), 7100 * time.Millisecond},
-		// recovery S=1 × P=1s, timeout 1s, app lag 1.1s (annotation) → [0s, 3.1s] + 2s propagation
-		{"readiness recovery deadline", o.Readiness.Recovery.Deadline(), 5100 * time.Millisecond},
+		{"readiness deadline", o.Readiness.Detection.Deadline(), 6 * s},
+		// recovery S=1 × P=1s, timeout 1s, app lag 0.7s (annotation) → [0s, 2.7s] + 2s propagation
+		{"readiness recovery deadline", o.Readiness.Recovery.Deadline(), 4700 * time.Millisecond},
 		// liveness F=3 × P=5s, timeout 1s, app lag 3s (annotation) → [10s, 19s]; + grace 25s + restart 2s
 		{"liveness min", o.Liveness.Detection.Min, 10 * s},
 		{"liveness max", o.Liveness.Detection.Max, 19 * s},

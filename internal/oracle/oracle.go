@@ -18,7 +18,8 @@ const (
 	AnnotationPropagation = "probegate.dev/propagation-seconds" // kubelet → EndpointSlice → kube-proxy allowance
 	// App lags: how long the app itself takes to turn a fault into a failing (or, for recovery, a
 	// passing) probe endpoint, such as a dependency check interval × hysteresis + its budget, or a
-	// heartbeat staleness bound. Added to the window's Max.
+	// heartbeat staleness bound. Added to the window's Max, capped at one period of the probe that
+	// reads it (see Assumption).
 	AnnotationReadinessLag = "probegate.dev/readiness-lag-seconds"
 	AnnotationRecoveryLag  = "probegate.dev/recovery-lag-seconds"
 	AnnotationLivenessLag  = "probegate.dev/liveness-lag-seconds"
@@ -62,6 +63,8 @@ type Oracle struct {
 	Readiness   *ReadinessWindows `json:"readiness,omitempty"`
 	Startup     StartupBudget     `json:"startup"`
 	Termination TerminationBudget `json:"termination"`
+	// Assumptions are the app lags the target declared, each capped at one period of its probe.
+	Assumptions []Assumption `json:"assumptions,omitempty"`
 }
 
 // LivenessWindows are a liveness probe's windows after a fault that makes it fail: Detection is
@@ -165,11 +168,22 @@ func Compute(spec corev1.PodSpec, annotations map[string]string, opts Options) (
 	}
 
 	o := Oracle{Container: c.Name, Propagation: prop.d}
+	assume := func(a *Assumption) {
+		if a != nil {
+			o.Assumptions = append(o.Assumptions, *a)
+		}
+	}
 	if p := NewProbeTiming(Readiness, c.ReadinessProbe); p != nil {
-		o.Readiness = readinessWindows(*p, prop.d, lags[0].d, lags[1].d)
+		lag, a := capLag("readiness app lag", lags[0], *p)
+		assume(a)
+		recLag, a := capLag("recovery app lag", lags[1], *p)
+		assume(a)
+		o.Readiness = readinessWindows(*p, prop.d, lag, recLag)
 	}
 	if p := NewProbeTiming(Liveness, c.LivenessProbe); p != nil {
-		o.Liveness = livenessWindows(*p, grace, restartAllowance, lags[2].d)
+		lag, a := capLag("liveness app lag", lags[2], *p)
+		assume(a)
+		o.Liveness = livenessWindows(*p, grace, restartAllowance, lag)
 	}
 	o.Startup = startupBudget(NewProbeTiming(Startup, c.StartupProbe), NewProbeTiming(Liveness, c.LivenessProbe))
 
@@ -268,7 +282,11 @@ func (o Oracle) Lines() []string {
 	if o.Liveness != nil {
 		out = append(out, o.Liveness.Detection.Explain, o.Liveness.Restart.Explain)
 	}
-	return append(out, o.Startup.Explain, o.Termination.Explain)
+	out = append(out, o.Startup.Explain, o.Termination.Explain)
+	for _, a := range o.Assumptions {
+		out = append(out, a.Explain)
+	}
+	return out
 }
 
 func pickContainer(spec corev1.PodSpec, name string) (corev1.Container, error) {

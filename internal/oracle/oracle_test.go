@@ -275,7 +275,8 @@ func TestAppLagsWidenWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := o.Readiness.Detection; d.Min != 1*s || d.Max != 4500*time.Millisecond || d.Deadline() != 6500*time.Millisecond || d.AppLag != 1500*time.Millisecond {
+	// The declared 1.5 s readiness lag exceeds the 1 s readiness period: the window uses 1 s.
+	if d := o.Readiness.Detection; d.Min != 1*s || d.Max != 4*s || d.Deadline() != 6*s || d.AppLag != 1*s {
 		t.Errorf("readiness detection = %+v", d)
 	}
 	if r := o.Readiness.Recovery; r.Deadline() != 4750*time.Millisecond {
@@ -284,8 +285,21 @@ func TestAppLagsWidenWindows(t *testing.T) {
 	if l := o.Liveness.Detection; l.Min != 10*s || l.Max != 19*s {
 		t.Errorf("liveness detection = %s, want [10s, 19s]", l)
 	}
-	if !strings.Contains(o.Readiness.Detection.Explain, "app lag 1.5s") {
+	if !strings.Contains(o.Readiness.Detection.Explain, "app lag 1s") {
 		t.Errorf("explain %q does not name the lag", o.Readiness.Detection.Explain)
+	}
+	if len(o.Assumptions) != 3 {
+		t.Fatalf("assumptions = %+v, want the three declared lags", o.Assumptions)
+	}
+	if a := o.Assumptions[0]; !a.Capped() || a.Declared != 1500*time.Millisecond || a.Used != 1*s ||
+		!strings.Contains(a.Explain, "capped at one readiness period") || !strings.Contains(a.Explain, AnnotationReadinessLag) {
+		t.Errorf("readiness lag assumption = %+v, want 1.5s declared by the annotation, capped at 1s", a)
+	}
+	if a := o.Assumptions[2]; a.Capped() || a.Used != 3*s || a.Cap != 5*s {
+		t.Errorf("liveness lag assumption = %+v, want 3s used, within the 5s period", a)
+	}
+	if lines := strings.Join(o.Lines(), "\n"); !strings.Contains(lines, "assumption: readiness app lag 1.5s") {
+		t.Errorf("Lines() does not show the declared assumption:\n%s", lines)
 	}
 	// A scenario option overrides the annotation.
 	o, err = Compute(spec, ann, Options{ReadinessLag: 500 * time.Millisecond})
