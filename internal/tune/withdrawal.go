@@ -98,8 +98,8 @@ func lateTraffic(s *scenarioRun) (samples []Evidence, reused int) {
 	return samples, reused
 }
 
-// recommendWithdrawal: withdrawal delay (preStop sleep or the app's own) ≥ the longest measured
-// withdrawal → last request + margin.
+// recommendWithdrawal: withdrawal delay (preStop sleep or the app's own) ≥ the longer of the
+// longest measured withdrawal → last request and the oracle's propagation allowance, + margin.
 func recommendWithdrawal(g *group, opts Options) Recommendation {
 	st := g.settings
 	term := st.Oracle.Termination
@@ -117,11 +117,15 @@ func recommendWithdrawal(g *group, opts Options) Recommendation {
 		return rec
 	}
 	worst := longest(samples)
-	need := worst.Value + opts.WithdrawalMargin
+	// A run in which no request arrived late does not show that kube-proxy never lags: the delay is
+	// never below the propagation allowance the verdicts judge routing by (terminating-before-exit
+	// requires the process to outlive its withdrawal by it).
+	lag, prop := worst.Value, st.Oracle.Propagation
+	need := max(lag, prop) + opts.WithdrawalMargin
 	n := wholeSeconds(need)
 	rec.Evidence = dedupe(append([]Evidence{worst}, samples...))
-	rec.Formula = fmt.Sprintf("withdrawal delay ≥ longest withdrawal → last new request %s (of %d withdrawals) + margin %s = %s → %d s",
-		secs(worst.Value), len(samples), secs(opts.WithdrawalMargin), secs(need), n)
+	rec.Formula = fmt.Sprintf("withdrawal delay ≥ max(longest withdrawal → last new request %s (of %d withdrawals), propagation allowance %s) + margin %s = %s → %d s",
+		secs(lag), len(samples), secs(prop), secs(opts.WithdrawalMargin), secs(need), n)
 	if reused > 0 {
 		rec.Why = fmt.Sprintf("; %d requests on kept-alive connections reached withdrawn pods: closing idle connections on shutdown is the app's job, no delay fixes it", reused)
 	}
