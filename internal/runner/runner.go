@@ -242,6 +242,8 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	mark("observers-synced", "")
 	attr := r.startAttribution(ctx, target, log) // conntrack attribution: attribution.go
 	defer attr.stop()
+	routes := r.startRouting(ctx, target, log) // kube-proxy's routing: routing.go
+	defer routes.stop()
 
 	root := seed.New(uint64(seedValue))
 	sched, err := r.planFaults(sc, target, tl, root, log)
@@ -295,6 +297,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 
 	reqs, loadErr := waitLoad(ctx, load)
 	reqs, rep.Attribution = attr.apply(reqs, tl.Entries())
+	routes.record(tl)
 	rep.Requests = reqs
 	var schedErr error
 	if notInterrupted() {

@@ -24,6 +24,7 @@ const (
 	KindLoad     Kind = "load"     // Load: one second of load-generator results
 	KindMark     Kind = "mark"     // Mark: a scenario phase boundary (start, load on, end ...)
 	KindWorkload Kind = "workload" // Workload: the workload under test and its probe and shutdown settings
+	KindRouting  Kind = "routing"  // Routing: kube-proxy started or stopped routing new connections to a backend
 )
 
 // Entry is one thing that happened. T is the offset from the timeline's start measured on the
@@ -51,6 +52,16 @@ type Entry struct {
 	Load      *LoadWindow         `json:"load,omitempty"`
 	Mark      *Mark               `json:"mark,omitempty"`
 	Workload  *WorkloadSpec       `json:"workload,omitempty"`
+	Routing   *RoutingChange      `json:"routing,omitempty"`
+}
+
+// RoutingChange is kube-proxy's routing of the target Service's new connections to one backend
+// address, read from the node's rules: it changed after Since (the last read that showed the old
+// state, as an offset like T) and no later than T. Pod names the pod that had the address then.
+type RoutingChange struct {
+	Address string        `json:"address"`
+	Routed  bool          `json:"routed"`
+	Since   time.Duration `json:"since"`
 }
 
 // EndpointState is one endpoint's conditions with the API's nil defaults already applied

@@ -11,9 +11,11 @@ func init() {
 	Register(Rule{
 		Name:  "no-traffic-after-withdrawal",
 		Title: "A withdrawn pod serves no new requests",
-		Doc: "No request is served by a pod later than its endpoint's withdrawal plus the allowance (kube-proxy " +
-			"propagation), until it is ready again. Requests on reused keep-alive connections are counted separately " +
-			"as leakage (a figure), not as failures, unless count-reused is set.",
+		Doc: "No request on a new connection is served by a withdrawn pod (until it is ready again) after kube-proxy " +
+			"stopped routing to it: the moment is measured from the node's rules when the routing watch ran (the lag " +
+			"from the endpoint's withdrawal is a figure), else taken as the withdrawal plus the allowance (the oracle's " +
+			"propagation). Requests on reused keep-alive connections are counted from the withdrawal plus the allowance, " +
+			"separately as leakage (a figure), not as failures, unless count-reused is set.",
 		Params: []ParamSpec{
 			{Name: "allowance", Kind: KindDuration, Doc: "time for kube-proxy to stop routing; default the oracle's propagation", Tolerance: true},
 			{Name: "max", Kind: KindInt, Default: "0", Doc: "requests on new connections tolerated after withdrawal", Tolerance: true},
@@ -30,6 +32,42 @@ type withdrawnSpan struct {
 	pod  string
 	from timeline.EndpointStep
 	to   time.Duration // when the endpoint was ready again; maxDuration when never
+	// unrouted is when kube-proxy was seen no longer routing new connections to the pod, routed
+	// whether that was measured (else unrouted is the withdrawal plus the allowance).
+	unrouted time.Duration
+	measured bool
+}
+
+// routingSlack: kube-proxy may act on an EndpointSlice change before the harness's watch reports it.
+const routingSlack = time.Second
+
+// setUnrouted finds, for each span, kube-proxy's removal of the pod from the Service's routing on
+// the timeline; without a routing watch, or when the pod stayed routed, the allowance stands in.
+// It returns whether the routing watch ran.
+func setUnrouted(spans []withdrawnSpan, entries []timeline.Entry, allow time.Duration) bool {
+	var removals map[string][]time.Duration
+	for _, e := range entries {
+		if e.Kind != timeline.KindRouting || e.Routing == nil {
+			continue
+		}
+		if removals == nil {
+			removals = map[string][]time.Duration{}
+		}
+		if !e.Routing.Routed && e.Pod != "" {
+			removals[e.Pod] = append(removals[e.Pod], e.T)
+		}
+	}
+	for i := range spans {
+		s := &spans[i]
+		s.unrouted = s.from.T + allow
+		for _, t := range removals[s.pod] {
+			if t >= s.from.T-routingSlack && t < s.to {
+				s.unrouted, s.measured = max(t, s.from.T), true
+				break
+			}
+		}
+	}
+	return removals != nil
 }
 
 const maxDuration = time.Duration(1<<63 - 1)
@@ -61,9 +99,14 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	allow := in.Params.Duration("allowance", in.Oracle.Propagation)
 	limit := in.Params.Int("max", 0)
 	countReused := in.Params.Bool("count-reused", false)
-	r := Result{Status: Pass, Expected: fmt.Sprintf("≤ %d requests served by a pod more than %s (allowance) after its endpoint was withdrawn", limit, dur(allow))}
+	r := Result{Status: Pass, Expected: fmt.Sprintf("≤ %d requests on new connections served by a withdrawn pod after kube-proxy stopped routing to it "+
+		"(measured from the node's rules; else %s (allowance) after the withdrawal)", limit, dur(allow))}
+	if countReused {
+		r.Expected += fmt.Sprintf(", nor on reused connections more than %s after it", dur(allow))
+	}
 	eps := buildEndpoints(in.Entries)
 	spans := withdrawnSpans(eps)
+	watched := setUnrouted(spans, in.Entries, allow)
 	if len(spans) == 0 {
 		if in.Params.Bool("require-withdrawal", true) {
 			r.nothingToJudge("no endpoint was withdrawn during the run: nothing to judge")
@@ -77,13 +120,22 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		end = load.End
 	}
 	byPod := map[string][]withdrawnSpan{}
+	var lag time.Duration // longest measured withdrawal → kube-proxy stopped routing
 	for _, s := range spans {
 		byPod[s.pod] = append(byPod[s.pod], s)
 		to := s.to
 		if to == maxDuration {
-			to = max(end, s.from.T+allow)
+			to = max(end, s.unrouted, s.from.T+allow)
 		}
-		r.window("no new traffic", s.pod, s.from.T+allow, to, fmt.Sprintf("withdrawn at %s + %s allowance", dur(s.from.T), dur(allow)))
+		why := fmt.Sprintf("withdrawn at %s + %s allowance", dur(s.from.T), dur(allow))
+		if s.measured {
+			lag = max(lag, s.unrouted-s.from.T)
+			why = fmt.Sprintf("withdrawn at %s; kube-proxy stopped routing to it by %s", dur(s.from.T), dur(s.unrouted))
+		} else if watched && s.to > s.from.T+allow {
+			r.add(atEntry(s.from.T, s.from.Seq, "%s withdrawn at %s: kube-proxy was not seen to stop routing to it while it was out (a shared outage falls back to terminating endpoints); the %s allowance applies",
+				s.pod, dur(s.from.T), dur(allow)))
+		}
+		r.window("no new traffic", s.pod, s.unrouted, to, why)
 	}
 	fresh, reused := 0, 0
 	var worst time.Duration
@@ -91,7 +143,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	inWindow, attributed := 0, 0 // requests sent while some pod was withdrawn, and of those, with a pod
 	for _, q := range in.sortedRequests() {
 		for _, s := range spans {
-			if q.T > s.from.T+allow && q.T < s.to {
+			if q.T > min(s.unrouted, s.from.T+allow) && q.T < s.to {
 				inWindow++
 				if q.Pod != "" {
 					attributed++
@@ -100,7 +152,11 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 			}
 		}
 		for _, s := range byPod[q.Pod] {
-			if q.T <= s.from.T+allow || q.T >= s.to {
+			cutoff := s.unrouted // new connections: routing stopped
+			if q.Reused {
+				cutoff = s.from.T + allow // kept-alive ones: the app had the allowance to close them
+			}
+			if q.T <= cutoff || q.T >= s.to {
 				continue
 			}
 			late := q.T - s.from.T
@@ -124,8 +180,12 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	for _, ev := range leaks {
 		r.add(ev)
 	}
-	r.Observed = fmt.Sprintf("%d requests on new connections and %d on reused connections (keep-alive leakage) reached a withdrawn pod after the allowance; %d withdrawals",
+	r.Observed = fmt.Sprintf("%d requests on new connections and %d on reused connections (keep-alive leakage) reached a withdrawn pod after routing stopped; %d withdrawals",
 		fresh, reused, len(spans))
+	if watched {
+		r.Observed += fmt.Sprintf("; kube-proxy stopped routing ≤ %s after a withdrawal (node rules)", dur(lag))
+		r.figure("routing_lag_max_s", secs(lag))
+	}
 	if inWindow > 0 && attributed == 0 && r.Status == Pass {
 		r.Status = Inconclusive
 		r.Unshown = append(r.Unshown, fmt.Sprintf("none of the %d requests sent while a pod was withdrawn could be attributed to a pod: the rule could not see where they went", inWindow))

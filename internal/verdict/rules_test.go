@@ -138,6 +138,26 @@ func TestRules(t *testing.T) {
 		{name: "keep-alive leak counted", rule: "no-traffic-after-withdrawal", params: map[string]string{"count-reused": "true"},
 			run:  base().NotReady(13*s, "a").Request(16*s, "a", 200, "", true).Ready(25*s, "a"),
 			want: verdict.Fail, at: 16 * s},
+		// …with kube-proxy's rules read from the node, the measured moment routing stopped replaces
+		// the allowance for new connections: later than the allowance on a busy node…
+		{name: "routing stopped late (measured)", rule: "no-traffic-after-withdrawal",
+			run:  base().NotReady(13*s, "a").OK(16*s, "a").Unrouted(ms(15800), ms(16300), "a").Ready(25*s, "a"),
+			want: verdict.Pass, figures: map[string]float64{"after_withdrawal": 0, "routing_lag_max_s": 3.3}},
+		{name: "new request after measured routing stop", rule: "no-traffic-after-withdrawal",
+			run:  base().NotReady(13*s, "a").Unrouted(ms(15800), ms(16300), "a").OK(ms(16500), "a").Ready(25*s, "a"),
+			want: verdict.Fail, at: ms(16500), figures: map[string]float64{"after_withdrawal": 1}},
+		// …or earlier: a new connection after it cannot have been kube-proxy's lag.
+		{name: "routing stopped early (measured)", rule: "no-traffic-after-withdrawal",
+			run:  base().NotReady(13*s, "a").Unrouted(ms(13100), ms(13600), "a").OK(14*s, "a").Ready(25*s, "a"),
+			want: verdict.Fail, at: 14 * s, figures: map[string]float64{"after_withdrawal": 1, "routing_lag_max_s": 0.6}},
+		// Kept-alive connections are not routed: the allowance still applies to them.
+		{name: "keep-alive leak counted from the allowance", rule: "no-traffic-after-withdrawal", params: map[string]string{"count-reused": "true"},
+			run:  base().NotReady(13*s, "a").Unrouted(ms(13100), ms(13600), "a").Request(14*s, "a", 200, "", true).Ready(25*s, "a"),
+			want: verdict.Pass},
+		// A pod the watch never saw unrouted (kube-proxy's terminating fallback) keeps the allowance.
+		{name: "routing watched, pod never unrouted", rule: "no-traffic-after-withdrawal",
+			run:  base().NotReady(13*s, "a").Unrouted(ms(2000), ms(2500), "b").OK(16*s, "a").Ready(25*s, "a"),
+			want: verdict.Fail, at: 16 * s, observed: "kube-proxy stopped routing"},
 		{name: "traffic after return is fine", rule: "no-traffic-after-withdrawal",
 			run: base().NotReady(13*s, "a").Ready(25*s, "a").OK(26*s, "a"), want: verdict.Pass},
 		{name: "no withdrawal", rule: "no-traffic-after-withdrawal", run: base(), want: verdict.Inconclusive, observed: "nothing to judge"},

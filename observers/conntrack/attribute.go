@@ -33,7 +33,7 @@ func Attribute(reqs []timeline.Request, flows []Flow, entries []timeline.Entry) 
 	for _, fs := range byClient {
 		sort.SliceStable(fs, func(i, j int) bool { return fs[i].At.Before(fs[j].At) })
 	}
-	pods := podsByAddress(entries)
+	pods := timeline.Addresses(entries)
 	sum := timeline.ConntrackAttribution{Flows: len(flows)}
 	out := make([]timeline.Request, len(reqs))
 	for i, q := range reqs {
@@ -74,7 +74,7 @@ func Attribute(reqs []timeline.Request, flows []Flow, entries []timeline.Entry) 
 // q's local address seen by the time q completed (a kept-alive connection was opened before the
 // request; a client port may be reused by a later connection), else an untimed flow from a table
 // listing; then the pod that had the flow's backend address at the time.
-func podOf(q timeline.Request, byClient map[netip.AddrPort][]Flow, pods map[netip.Addr][]addrPod) string {
+func podOf(q timeline.Request, byClient map[netip.AddrPort][]Flow, pods timeline.AddressBook) string {
 	client, err := netip.ParseAddrPort(q.Conn)
 	if err != nil {
 		return ""
@@ -94,54 +94,7 @@ func podOf(q timeline.Request, byClient map[netip.AddrPort][]Flow, pods map[neti
 	if flow == nil {
 		return ""
 	}
-	return podAt(pods[flow.Backend.Addr()], q.T)
-}
-
-// addrPod is a pod that had an endpoint address from T on.
-type addrPod struct {
-	T   time.Duration
-	Pod string
-}
-
-// podsByAddress reads, from the EndpointSlice entries, when each pod first had each address.
-func podsByAddress(entries []timeline.Entry) map[netip.Addr][]addrPod {
-	out := map[netip.Addr][]addrPod{}
-	seen := map[string]bool{}
-	for _, e := range entries {
-		if e.Kind != timeline.KindEndpoint || e.Endpoint == nil || e.Pod == "" {
-			continue
-		}
-		a, err := netip.ParseAddr(e.Endpoint.Address)
-		if err != nil {
-			continue
-		}
-		key := a.String() + "/" + e.Pod
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		out[a] = append(out[a], addrPod{T: e.T, Pod: e.Pod})
-	}
-	for _, ps := range out {
-		sort.SliceStable(ps, func(i, j int) bool { return ps[i].T < ps[j].T })
-	}
-	return out
-}
-
-// podAt is the pod that had the address at t: the last to take it by t (plus endpointSlack); when
-// none had yet, the first one.
-func podAt(ps []addrPod, t time.Duration) string {
-	if len(ps) == 0 {
-		return ""
-	}
-	pod := ps[0].Pod
-	for _, p := range ps[1:] {
-		if p.T > t+endpointSlack {
-			break
-		}
-		pod = p.Pod
-	}
-	return pod
+	return pods.PodAt(flow.Backend.Addr(), q.T, endpointSlack)
 }
 
 func ratio(n, d int) float64 {

@@ -224,6 +224,13 @@ func (b *Builder) Observe(t time.Duration, typ, pod, effect string) *Builder {
 	return b
 }
 
+// Unrouted records kube-proxy's rules no longer routing new connections to pod at t (the routing
+// watch read them at t; the change came after since).
+func (b *Builder) Unrouted(since, t time.Duration, pod string) *Builder {
+	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindRouting, Pod: pod,
+		Routing: &timeline.RoutingChange{Address: address(pod), Routed: false, Since: since}})
+}
+
 // WatchGap records an observer's watch-gap mark at t.
 func (b *Builder) WatchGap(t time.Duration, detail string) *Builder {
 	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindMark, Mark: &timeline.Mark{Name: timeline.MarkWatchGap, Detail: detail}})
