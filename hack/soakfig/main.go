@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/probegate/probegate/fixtures/target/config"
 	"github.com/probegate/probegate/internal/benchfig"
+	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/soak"
 	"github.com/probegate/probegate/reports"
+	"github.com/probegate/probegate/scenarios"
 )
 
 func main() {
@@ -27,11 +30,22 @@ func main() {
 		}
 		runs = append(runs, rep)
 	}
-	res := soak.Compare(runs)
+	_, matrix, err := scenarios.Load(runner.Vocabulary())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "soakfig: %v\n", err)
+		os.Exit(2)
+	}
+	// Counted: what the suite and the matrix assert (the good target's verdicts, each row's
+	// designated rules); a variant's other verdicts are listed, not counted.
+	res := soak.Compare(runs, soak.Asserted(string(config.Good), matrix))
 	for _, f := range res.Flips {
 		fmt.Printf("flip: %s\n", f)
 	}
-	fmt.Printf("%d runs, %d verdicts, %d inconclusive, %d flips\n", res.Runs, res.Verdicts, res.Inconclusive, len(res.Flips))
+	for _, f := range res.Unasserted {
+		fmt.Printf("unasserted flip (not counted): %s\n", f)
+	}
+	fmt.Printf("%d runs, %d asserted verdicts, %d inconclusive, %d flips (%d unasserted)\n",
+		res.Runs, res.Verdicts, res.Inconclusive, len(res.Flips), len(res.Unasserted))
 	benchfig.Print("verdict-flips", float64(len(res.Flips)), "count", "==0")
 	benchfig.Print("inconclusive-rate", res.InconclusiveRate(), "ratio", "<=0.01")
 	if len(res.Flips) > 0 {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
 )
@@ -45,11 +46,32 @@ func (f Flip) String() string {
 // Result is the stability of a set of runs.
 type Result struct {
 	Runs     int
-	Verdicts int // verdicts judged over all runs
-	// Inconclusive counts INCONCLUSIVE verdicts over all runs (a scenario error counts as one).
+	Verdicts int // asserted verdicts judged over all runs
+	// Inconclusive counts INCONCLUSIVE asserted verdicts over all runs (a scenario error counts as one).
 	Inconclusive int
-	Flips        []Flip
+	// Flips are asserted verdicts whose status differed; Unasserted the other verdicts that did
+	// (a variant's rules beside its designated ones: shown, not counted).
+	Flips      []Flip
+	Unasserted []Flip
 }
+
+// Asserted is the set of verdicts the suite and the mutation matrix assert: every verdict of the
+// good target (each must PASS) and each variant row's designated rule and its also-rules (each
+// must FAIL). A scenario error is always asserted: the run has nothing to compare.
+func Asserted(good string, m *scenario.Matrix) func(Key) bool {
+	rows := map[Key]bool{}
+	if m != nil {
+		for _, mu := range m.Mutations {
+			for _, rule := range append([]string{mu.Rule}, mu.Also...) {
+				rows[Key{mu.Scenario, mu.Variant, rule}] = true
+			}
+		}
+	}
+	return func(k Key) bool { return k.Variant == good || k.Rule == errorRule || rows[k] }
+}
+
+// All asserts every verdict.
+func All(Key) bool { return true }
 
 // InconclusiveRate is Inconclusive over Verdicts (0 with no verdicts).
 func (r Result) InconclusiveRate() float64 {
@@ -61,7 +83,8 @@ func (r Result) InconclusiveRate() float64 {
 
 // Compare judges the stability of runs, each the report of one run of the same suite. A verdict
 // missing from some runs (its scenario was not run there) is compared over the runs that have it.
-func Compare(runs []*reports.Report) Result {
+// asserted picks the verdicts counted (All, or Asserted); the others' flips are listed apart.
+func Compare(runs []*reports.Report, asserted func(Key) bool) Result {
 	res := Result{Runs: len(runs)}
 	seen := map[Key]map[string]int{}
 	note := func(k Key, status string) {
@@ -84,19 +107,28 @@ func Compare(runs []*reports.Report) Result {
 			}
 			note(Key{sc.Name, variant, errorRule}, "RAN")
 			for _, v := range sc.Verdicts {
-				res.Verdicts++
-				if v.Status == verdict.Inconclusive {
-					res.Inconclusive++
+				k := Key{sc.Name, variant, v.Rule}
+				if asserted(k) {
+					res.Verdicts++
+					if v.Status == verdict.Inconclusive {
+						res.Inconclusive++
+					}
 				}
-				note(Key{sc.Name, variant, v.Rule}, string(v.Status))
+				note(k, string(v.Status))
 			}
 		}
 	}
 	for k, statuses := range seen {
-		if len(statuses) > 1 {
+		switch {
+		case len(statuses) < 2:
+		case asserted(k):
 			res.Flips = append(res.Flips, Flip{Key: k, Statuses: statuses})
+		default:
+			res.Unasserted = append(res.Unasserted, Flip{Key: k, Statuses: statuses})
 		}
 	}
-	sort.Slice(res.Flips, func(i, j int) bool { return res.Flips[i].Key.String() < res.Flips[j].Key.String() })
+	for _, fs := range [][]Flip{res.Flips, res.Unasserted} {
+		sort.Slice(fs, func(i, j int) bool { return fs[i].Key.String() < fs[j].Key.String() })
+	}
 	return res
 }
