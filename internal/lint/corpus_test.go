@@ -25,11 +25,11 @@ const (
 
 	// corpusPrecisionGoal is the bar for gating CI: true positives among warnings and errors.
 	corpusPrecisionGoal = 0.9
-	// corpusMinPrecision is what lint reaches on the labelled corpus (66 of 79 since PG009 reads the
-	// protocol a route carries; 67 of 82 when PG003 and PG007 began reading the manifest's evidence;
+	// corpusMinPrecision is what lint reaches on the labelled corpus (68 of 81 since a kustomization
+	// directory is built before it is linted; 66 of 79 when PG009 began reading the protocol a route carries; 67 of 82 when PG003 and PG007 began reading the manifest's evidence;
 	// 69 of 93 when first labelled), below the goal: the test holds it as a ratchet (it may only go
 	// up) and the bench figure shows the gap.
-	corpusMinPrecision = 0.835
+	corpusMinPrecision = 0.839
 	// corpusMinRecall is the share of labelled problems (true positives and known misses) lint
 	// found when the corpus was labelled; it may only go up.
 	corpusMinRecall = 1.0
