@@ -63,6 +63,7 @@ func TestLintExitCodes(t *testing.T) {
 		stderr string // substring of the one stderr line for code 2
 	}{
 		{"clean", []string{"lint", clean}, 0, ""},
+		{"good install passes fail-on warning", []string{"lint", lintData("good-install")}, 0, ""},
 		{"warning fails by default", []string{"lint", warnOnly}, 1, ""},
 		{"warning below fail-on error", []string{"lint", "--fail-on", "error", warnOnly}, 0, ""},
 		{"error at fail-on error", []string{"lint", "--fail-on", "error", withError}, 1, ""},
