@@ -69,6 +69,12 @@ func loadFiles(inv *Inventory, p string) {
 		return
 	}
 	for _, f := range files {
+		if isKustomizationFile(f) {
+			// kustomize's own file, not a manifest (it need not carry apiVersion and kind): a
+			// directory below the one named is read as plain files, its kustomization skipped.
+			inv.Skipped = append(inv.Skipped, Skipped{Kind: "Kustomization", Name: filepath.Base(filepath.Dir(f)), Pos: Position{File: f}, Unknown: true})
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: f}, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))})

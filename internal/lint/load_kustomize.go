@@ -13,6 +13,17 @@ import (
 // kustomizationFiles are the names kustomize looks for in a directory.
 var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
+// isKustomizationFile reports whether file is named like a kustomization.
+func isKustomizationFile(file string) bool {
+	base := filepath.Base(file)
+	for _, name := range kustomizationFiles {
+		if base == name {
+			return true
+		}
+	}
+	return false
+}
+
 // kustomizationIn returns the kustomization file of directory dir, or "".
 func kustomizationIn(dir string) string {
 	for _, name := range kustomizationFiles {
@@ -36,20 +47,7 @@ func loadKustomization(inv *Inventory, dir, kfile string) {
 	data, err := renderKustomization(dir)
 	if err != nil {
 		inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: kfile}, Msg: "kustomize build: " + err.Error()})
-		plain := &Inventory{}
-		loadFiles(plain, dir)
-		for _, p := range plain.Problems {
-			if p.Pos.File != kfile { // the kustomization itself is no manifest
-				inv.Problems = append(inv.Problems, p)
-			}
-		}
-		inv.Workloads = append(inv.Workloads, plain.Workloads...)
-		inv.Services = append(inv.Services, plain.Services...)
-		for _, s := range plain.Skipped {
-			if s.Pos.File != kfile {
-				inv.Skipped = append(inv.Skipped, s)
-			}
-		}
+		loadFiles(inv, dir) // the kustomization file itself is skipped
 		return
 	}
 	src := &Inventory{}

@@ -11,7 +11,11 @@ import (
 // from the kustomization, so read as plain files the Service selects nothing and the drain and
 // readiness rules stay silent. Findings still point at the source files.
 func TestLoadKustomization(t *testing.T) {
-	dir := t.TempDir()
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "app")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	write := func(name, body string) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
@@ -69,6 +73,16 @@ spec:
 	}
 	if want := (Position{File: filepath.Join(dir, "deployment.yaml"), Line: 9}); pg009.Pos != want {
 		t.Errorf("PG009 at %v, want the container in the source file, %v", pg009.Pos, want)
+	}
+
+	// Below a directory named on the command line, a kustomization is read as plain files (as
+	// kubectl apply -R would) and the kustomization file is skipped, not bad input.
+	inv, err = LoadPaths([]string{parent}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.Problems) != 0 || len(inv.Workloads) != 1 || inv.Workloads[0].Name != "api" || len(inv.Skipped) != 1 || inv.Skipped[0].Kind != "Kustomization" {
+		t.Errorf("walked parent: %d workloads, skipped %v, problems %v; want the plain Deployment and the kustomization skipped", len(inv.Workloads), inv.Skipped, inv.Problems)
 	}
 
 	// A kustomization that cannot be built is a problem of its own; its files are still read.
