@@ -332,6 +332,11 @@ func TestRealCorpus(t *testing.T) {
 		for _, p := range rep.Problems {
 			t.Errorf("%s: a real install manifest must lint without problems: %v", name, p)
 		}
+		for _, f := range rep.Findings {
+			if strings.TrimSpace(f.Fix) == "" {
+				t.Errorf("%s: %s %s %s states no fix", name, f.RuleID, f.Object, f.Container)
+			}
+		}
 	}
 	if *update {
 		writeLabelSkeleton(t, labels, linted)
