@@ -40,8 +40,8 @@ func newLintCmd() *cobra.Command {
 		Short: "Check probe timing, dependencies and shutdown settings statically",
 		Long: `lint reads every workload with a pod template (Deployments, StatefulSets, DaemonSets, Jobs, CronJobs,
 Pods, Argo Rollouts, ...) and the Services routing to them from YAML files and directories
-(multi-document; "-" is stdin) or, with --namespace, from a live namespace; other kinds are skipped
-and counted. It checks their probes against the probe contract: liveness windows against readiness
+(multi-document; "-" is stdin; a directory with a kustomization is built with kustomize first) or,
+with --namespace, from a live namespace; other kinds are skipped and counted. It checks their probes against the probe contract: liveness windows against readiness
 windows, startup budgets against measured cold starts, dependency checks behind 1 s timeouts, grace
 periods against withdrawal + drain + cleanup, and more. Each finding says how to fix it with the
 manifest's own numbers; for the bundled fixture (or with --target) it also names the probegate

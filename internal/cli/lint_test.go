@@ -63,6 +63,7 @@ func TestLintExitCodes(t *testing.T) {
 		stderr string // substring of the one stderr line for code 2
 	}{
 		{"clean", []string{"lint", clean}, 0, ""},
+		{"good install passes fail-on warning", []string{"lint", lintData("good-install")}, 0, ""},
 		{"warning fails by default", []string{"lint", warnOnly}, 1, ""},
 		{"warning below fail-on error", []string{"lint", "--fail-on", "error", warnOnly}, 0, ""},
 		{"error at fail-on error", []string{"lint", "--fail-on", "error", withError}, 1, ""},
@@ -188,5 +189,57 @@ func TestIntegrationLintNamespace(t *testing.T) {
 	code, _, stderr = runMain(t, "lint", "--namespace", ns, "--kubeconfig", kubeconfig, "--context", "no-such-context")
 	if code != 2 || !strings.Contains(stderr, "no-such-context") {
 		t.Errorf("unknown context: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestLintMachineOutputOnBadInput: with -o json or -o sarif, bad input beside a good file still
+// prints one complete document on stdout (exit 2): the error is in it, and so are the good file's
+// findings, so a CI step that parses the output never gets nothing.
+func TestLintMachineOutputOnBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: Service\nmetadata: {name: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withError := lintData("rules", "liveness-checks-dependency", "trigger.yaml")
+
+	code, stdout, _ := runMain(t, "lint", "-o", "json", bad, withError)
+	var doc struct {
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+		Findings []struct {
+			RuleID string `json:"ruleId"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("-o json on bad input (exit %d) is not one JSON document: %v\n%s", code, err, stdout)
+	}
+	if code != 2 || len(doc.Errors) != 1 || !strings.Contains(doc.Errors[0].Message, "invalid YAML") || len(doc.Findings) == 0 {
+		t.Errorf("-o json: exit %d, errors %+v, %d findings; want exit 2, the YAML error and the good file's findings", code, doc.Errors, len(doc.Findings))
+	}
+
+	code, stdout, _ = runMain(t, "lint", "-o", "sarif", bad, withError)
+	var log struct {
+		Runs []struct {
+			Invocations []struct {
+				ExecutionSuccessful bool `json:"executionSuccessful"`
+				Notifications       []struct {
+					Message struct {
+						Text string `json:"text"`
+					} `json:"message"`
+				} `json:"toolExecutionNotifications"`
+			} `json:"invocations"`
+			Results []json.RawMessage `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &log); err != nil {
+		t.Fatalf("-o sarif on bad input (exit %d) is not one JSON document: %v\n%s", code, err, stdout)
+	}
+	if code != 2 || len(log.Runs) != 1 || len(log.Runs[0].Invocations) != 1 || len(log.Runs[0].Results) == 0 {
+		t.Fatalf("-o sarif: exit %d, %+v; want exit 2, one run with an invocation and the good file's results", code, log)
+	}
+	inv := log.Runs[0].Invocations[0]
+	if inv.ExecutionSuccessful || len(inv.Notifications) != 1 || !strings.Contains(inv.Notifications[0].Message.Text, "invalid YAML") {
+		t.Errorf("-o sarif invocation %+v; want executionSuccessful false and the YAML error as a notification", inv)
 	}
 }

@@ -25,11 +25,14 @@ const (
 
 	// corpusPrecisionGoal is the bar for gating CI: true positives among warnings and errors.
 	corpusPrecisionGoal = 0.9
-	// corpusMinPrecision is what lint reaches on the labelled corpus (66 of 79 since PG009 reads the
-	// protocol a route carries; 67 of 82 when PG003 and PG007 began reading the manifest's evidence;
-	// 69 of 93 when first labelled), below the goal: the test holds it as a ratchet (it may only go
-	// up) and the bench figure shows the gap.
-	corpusMinPrecision = 0.835
+	// corpusMinPrecision is what lint reaches on the labelled corpus (68 of 81 since a kustomization
+	// directory is built before it is linted; 66 of 79 when PG009 began reading the protocol a
+	// route carries; 67 of 82 when PG003 and PG007 began reading the manifest's evidence; 69 of 93
+	// when first labelled), below the goal: the test holds it as a ratchet (it may only go up) and
+	// the bench figure shows the gap. The 13 false positives left rest on what only the
+	// application shows (in-app withdrawal delays, a liveness that passes while state loads, a
+	// scrape-only Service on a port named http); labels.txt gives each one's reason.
+	corpusMinPrecision = 0.839
 	// corpusMinRecall is the share of labelled problems (true positives and known misses) lint
 	// found when the corpus was labelled; it may only go up.
 	corpusMinRecall = 1.0
@@ -328,6 +331,11 @@ func TestRealCorpus(t *testing.T) {
 	for name, rep := range linted {
 		for _, p := range rep.Problems {
 			t.Errorf("%s: a real install manifest must lint without problems: %v", name, p)
+		}
+		for _, f := range rep.Findings {
+			if strings.TrimSpace(f.Fix) == "" {
+				t.Errorf("%s: %s %s %s states no fix", name, f.RuleID, f.Object, f.Container)
+			}
 		}
 	}
 	if *update {

@@ -27,7 +27,8 @@ func IsInputError(err error) bool {
 }
 
 // LoadPaths reads every manifest named by paths: files, directories (walked recursively for *.yaml
-// and *.yml, hidden entries skipped) or "-" for stdin. A file or document that cannot be read is
+// and *.yml, hidden entries skipped; a directory with a kustomization is built with kustomize, as
+// `kubectl apply -k` would) or "-" for stdin. A file or document that cannot be read is
 // recorded in the inventory's Problems and the others are read regardless; the error is non-nil
 // only when no path is given.
 func LoadPaths(paths []string, stdin io.Reader) (*Inventory, error) {
@@ -49,21 +50,38 @@ func LoadPaths(paths []string, stdin io.Reader) (*Inventory, error) {
 			parseInto(inv, "<stdin>", data)
 			continue
 		}
-		files, err := manifestFiles(p)
-		if err != nil {
-			inv.Problems = append(inv.Problems, err)
-			continue
-		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: f}, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))})
+		if info, err := os.Stat(p); err == nil && info.IsDir() {
+			if kfile := kustomizationIn(p); kfile != "" {
+				loadKustomization(inv, p, kfile)
 				continue
 			}
-			parseInto(inv, f, data)
 		}
+		loadFiles(inv, p)
 	}
 	return inv, nil
+}
+
+// loadFiles reads the manifest files p names (a file, or a directory walked for them) into inv.
+func loadFiles(inv *Inventory, p string) {
+	files, err := manifestFiles(p)
+	if err != nil {
+		inv.Problems = append(inv.Problems, err)
+		return
+	}
+	for _, f := range files {
+		if isKustomizationFile(f) {
+			// kustomize's own file, not a manifest (it need not carry apiVersion and kind): a
+			// directory below the one named is read as plain files, its kustomization skipped.
+			inv.Skipped = append(inv.Skipped, Skipped{Kind: "Kustomization", Name: filepath.Base(filepath.Dir(f)), Pos: Position{File: f}, Unknown: true})
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: f}, Msg: fmt.Sprintf("read: %v", unwrapPathError(err))})
+			continue
+		}
+		parseInto(inv, f, data)
+	}
 }
 
 // Err returns the first problem reading the inventory, or nil.

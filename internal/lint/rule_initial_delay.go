@@ -26,7 +26,13 @@ func init() {
 			"writable at a data directory: a path with a `data` segment or under /var/lib), or the budget " +
 			"initialDelay + (F−1)·P is under " + tightBootstrapBudgetText + ". Otherwise (a separate liveness " +
 			"check, nothing to load, a budget of " + tightBootstrapBudgetText + " or more) the delay reads as grace " +
-			"before liveness starts and the finding is info: a startupProbe would only end the wait sooner.",
+			"before liveness starts and the finding is info: a startupProbe would only end the wait sooner. " +
+			"What the manifest cannot show is whether the check liveness runs passes while a start loads its " +
+			"state or waits for readiness's conditions (some answer as soon as the process listens, others " +
+			"only once the load is done); lint assumes it does not, so these cases stay warnings. A measured " +
+			"cold start settles them: with " + AnnotationColdStart + " (or --cold-start, --report) the finding " +
+			"is info when the budget covers it with 25 % margin, and PG004 reports (instead of this rule) a " +
+			"budget below it.",
 		Fix: "Add a startupProbe on a startup endpoint with failureThreshold × periodSeconds above the measured " +
 			"cold start (with margin), and drop liveness initialDelaySeconds to 0 or a few seconds.",
 		Scenario: "cold-start",
@@ -57,7 +63,10 @@ func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 			"container %q: no startupProbe, liveness initialDelaySeconds is %s (limit %s): a start slower than initialDelay + (F−1)·P = %s is killed by liveness",
 			c.Name, fmtDur(t.InitialDelay), fmtDur(ctx.Config.MaxInitialDelay), fmtDur(t.KillAfter()))
 		f.Probe = string(Liveness)
-		if risk := bootstrapRisk(w, c, t); risk != "" {
+		if cold, source := measuredColdStart(ctx, w); cold > 0 && t.KillAfter() >= cold+cold/4 {
+			f.Severity = Info
+			f.Message += fmt.Sprintf("; it covers the measured cold start %s (%s) with 25%% margin, so the delay is a measured budget, not a guess", fmtDur(cold), source)
+		} else if risk := bootstrapRisk(w, c, t); risk != "" {
 			f.Message += ": " + risk
 		} else {
 			f.Severity = Info
@@ -69,6 +78,15 @@ func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// measuredColdStart is the cold start known for w: its probegate.dev/cold-start-seconds annotation,
+// else --cold-start or --report; 0 when none is.
+func measuredColdStart(ctx *Context, w *Workload) (time.Duration, string) {
+	if d, ok, err := declared(w, AnnotationColdStart); ok && err == nil {
+		return d, "annotation " + AnnotationColdStart
+	}
+	return ctx.Config.ColdStart, ctx.Config.ColdStartSource
 }
 
 // bootstrapRisk says what in the manifest puts container c's guessed bootstrap budget at risk, or ""

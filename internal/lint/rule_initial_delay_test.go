@@ -3,6 +3,7 @@ package lint
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestInitialDelaySeverity: PG003 is a warning only when the manifest shows the guessed bootstrap
@@ -64,6 +65,54 @@ func TestInitialDelaySeverity(t *testing.T) {
 			}
 			if fs[0].Severity != tc.want || !strings.Contains(fs[0].Message, tc.says) {
 				t.Errorf("got %s %q; want %s saying %q", fs[0].Severity, fs[0].Message, tc.want, tc.says)
+			}
+		})
+	}
+}
+
+// TestInitialDelayMeasuredColdStart: a measured cold start settles what the manifest cannot show. A
+// budget that covers it with margin is no guess (info); a budget below it is PG004's finding, and
+// PG003 does not restate it.
+func TestInitialDelayMeasuredColdStart(t *testing.T) {
+	// Liveness runs readiness's check: a warning without a measurement. Budget 10 + 4·10 = 50 s.
+	const container = "        readinessProbe: {httpGet: {path: /healthz, port: 10254}}\n" +
+		"        livenessProbe: {httpGet: {path: /healthz, port: 10254}, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 5}\n"
+	for _, tc := range []struct {
+		name    string
+		cold    string // annotation value; "" for none
+		flag    time.Duration
+		pg003   Severity // SeverityNone: no PG003 finding
+		pg004   bool
+		message string
+	}{
+		{"no measurement: the manifest's risk decides", "", 0, Warning, false, "runs readiness's check"},
+		{"annotation 20s: covered with margin", "20", 0, Info, false, "measured cold start 20s (annotation probegate.dev/cold-start-seconds)"},
+		{"--cold-start 30s: covered with margin", "", 30 * time.Second, Info, false, "measured cold start 30s (--cold-start)"},
+		{"annotation 45s: covered without margin, the risk stays", "45", 0, Warning, false, "runs readiness's check"},
+		{"annotation 90s: PG004's finding, not restated", "90", 0, SeverityNone, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := realManifest("Deployment", "app", "3", "", "        image: app:1\n"+container, "")
+			if tc.cold != "" {
+				in = strings.Replace(in, "metadata: {name: app}", "metadata: {name: app, annotations: {"+AnnotationColdStart+": \""+tc.cold+"\"}}", 1)
+			}
+			inv, err := Parse("app.yaml", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := Lint(inv, Config{ColdStart: tc.flag})
+			pg003, pg004 := only(fs, "PG003"), only(fs, "PG004")
+			if (len(pg004) > 0) != tc.pg004 {
+				t.Errorf("PG004 findings %+v, want %v", pg004, tc.pg004)
+			}
+			if tc.pg003 == SeverityNone {
+				if len(pg003) != 0 {
+					t.Errorf("PG003 restates PG004: %+v", pg003)
+				}
+				return
+			}
+			if len(pg003) != 1 || pg003[0].Severity != tc.pg003 || !strings.Contains(pg003[0].Message, tc.message) {
+				t.Errorf("PG003 %+v; want one %s saying %q", pg003, tc.pg003, tc.message)
 			}
 		})
 	}

@@ -23,7 +23,12 @@ func init() {
 			"port's appProtocol or by the Service or container port's name (`tcp-redis`, a container port " +
 			"`websocket`): those connections are dropped at SIGTERM with or without a delay and their clients " +
 			"reconnect, so a delay only spares the few new connections of the propagation window, which " +
-			"clients retry. HTTP, gRPC and ports whose protocol the manifest does not name stay warnings.",
+			"clients retry. HTTP, gRPC and ports whose protocol the manifest does not name stay warnings. " +
+			"A server that holds itself up after SIGTERM (some frameworks fail readiness and keep serving for a " +
+			"few seconds before they close the listener) looks in the manifest exactly like one that exits at " +
+			"once, and so does a Service only scrapers call on a port named http: lint cannot tell them apart " +
+			"and reports both; declare such a delay with " + AnnotationWithdrawal + " (the harness's timing " +
+			"oracle reads it too) or suppress the finding with a reason.",
 		Fix: "Add a preStop hook that waits for withdrawal (the native `sleep` action, a few seconds above the " +
 			"measured propagation), or keep serving for a withdrawal delay after SIGTERM in the application " +
 			"and declare it with annotation " + AnnotationWithdrawal + ".",
