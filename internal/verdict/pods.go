@@ -47,10 +47,13 @@ type podLife struct {
 	FirstReady         *mark
 	ReadyMarks         []mark // every transition to ready=true
 	Deleting           *mark
-	Grace              *time.Duration
-	Exits              []containerExit
-	Deleted            *mark
-	Restarts           []timeline.Entry
+	// Started is when a container first reported started=true (its startup probe passed), by
+	// container name.
+	Started  map[string]mark
+	Grace    *time.Duration
+	Exits    []containerExit
+	Deleted  *mark
+	Restarts []timeline.Entry
 }
 
 // readyBetween reports whether the pod turned ready in (from, to].
@@ -125,6 +128,14 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 				if p.Deleted == nil {
 					p.Deleted = &m
 				}
+			case strings.HasPrefix(c.Field, "container/") && strings.HasSuffix(c.Field, "/started") && strings.EqualFold(c.To, "true"):
+				name := strings.TrimSuffix(strings.TrimPrefix(c.Field, "container/"), "/started")
+				if _, ok := p.Started[name]; !ok {
+					if p.Started == nil {
+						p.Started = map[string]mark{}
+					}
+					p.Started[name] = m
+				}
 			case isReadyField(c.Field) && strings.EqualFold(c.To, "true"):
 				if p.FirstReady == nil {
 					p.FirstReady = &m
@@ -158,6 +169,24 @@ func apiOffset(e timeline.Entry) time.Duration {
 		return e.T + e.APITime.Sub(e.At)
 	}
 	return e.T
+}
+
+// replacementsStarted is when the last pod created after t passed its startup probe (container
+// c's started=true), and how many such pods there were; ok is false when there was none or one
+// never started.
+func replacementsStarted(pods map[string]*podLife, t time.Duration, c string) (last time.Duration, n int, ok bool) {
+	for _, p := range pods {
+		if p.Created == nil || p.Created.T < t {
+			continue
+		}
+		st, started := p.Started[c]
+		if !started {
+			return 0, 0, false
+		}
+		n++
+		last = max(last, st.T)
+	}
+	return last, n, n > 0
 }
 
 // bootstrapBefore is the slowest creation-to-ready time of the pods that were ready by t, as the

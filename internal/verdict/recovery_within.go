@@ -171,9 +171,16 @@ func recoveryBound(in Input, f timeline.FaultWindow) (time.Duration, string) {
 	}
 	if !f.Reverted {
 		// A one-shot fault (a deletion, an eviction, a rollout) is recovered from by new pods
-		// booting: as long as this run's pods took to boot before the fault, plus the second the
-		// API's timestamps are truncated to. Without that measurement, the whole startup budget.
-		if boot, n := bootstrapBefore(buildPods(in.Entries), f.Start); n > 0 {
+		// booting. With a startup probe, the boot is measured: the replacements' container
+		// creation and bootstrap are the runtime's and the startup budget's business (startup-not-
+		// killed judges the latter), and readiness must follow within its recovery window once the
+		// last one started. Without one, as long as this run's pods took to boot before the fault,
+		// plus the second the API's timestamps are truncated to; without that, the startup budget.
+		pods := buildPods(in.Entries)
+		if last, n, ok := replacementsStarted(pods, f.Start, in.Oracle.Container); ok && in.Oracle.Startup.Source == "startupProbe" {
+			d += last - f.Start
+			basis = append(basis, fmt.Sprintf("after the last of %d replacement pods passed its startup probe, %s after the fault (measured)", n, dur(last-f.Start)))
+		} else if boot, n := bootstrapBefore(pods, f.Start); n > 0 {
 			d += boot + time.Second
 			basis = append(basis, fmt.Sprintf("+ bootstrap measured in this run: the slowest of %d pods ready %s after creation, + 1s timestamp resolution", n, dur(boot)))
 		} else {

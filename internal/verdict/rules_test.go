@@ -202,6 +202,16 @@ func TestRules(t *testing.T) {
 		{name: "pod delete replaced slower than this run's pods booted", rule: "recovery-within",
 			run:  base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Created(11*s, "d").Ready(17*s, "d"),
 			want: verdict.Fail, at: 17 * s, observed: "LATE"},
+		// With a startup probe, the replacement's boot is measured: a runtime slow to create the
+		// container (started 14 s after the deletion) is not the app's recovery; readiness 1 s after
+		// the start is in time (bound 14 s + 4 s)…
+		{name: "pod delete: replacement started late, ready at once", rule: "recovery-within",
+			run:  base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Created(11*s, "d").Started(24*s, "d").Ready(25*s, "d"),
+			want: verdict.Pass, figures: map[string]float64{"recovery_s": 15}},
+		// …while readiness 6 s after the start is late, however fast the boot (bound 3 s + 4 s).
+		{name: "pod delete: replacement ready long after it started", rule: "recovery-within",
+			run:  base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Created(11*s, "d").Started(13*s, "d").Ready(19*s, "d"),
+			want: verdict.Fail, at: 19 * s, observed: "LATE"},
 		{name: "flapping: chain judged by its last fault", rule: "recovery-within", params: map[string]string{"within": "6s"},
 			run: base().Inject(10*s, "db-down", "").NotReady(12*s, "a", "b", "c").Revert(13*s, "db-down", "").
 				Inject(18*s, "db-down", "").Revert(21*s, "db-down", "").Ready(24*s, "a", "b", "c"),

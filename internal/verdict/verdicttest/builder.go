@@ -147,6 +147,11 @@ func (b *Builder) ContainerReady(t time.Duration, pod string) *Builder {
 	return b.pod(t, pod, timeline.PodTransition{Field: "container/" + Container + "/ready", From: "false", To: "true"})
 }
 
+// Started records the pod's container passing its startup probe (started=true).
+func (b *Builder) Started(t time.Duration, pod string) *Builder {
+	return b.pod(t, pod, timeline.PodTransition{Field: "container/" + Container + "/started", From: "false", To: "true"})
+}
+
 // Deleting records the pod's deletion request with its grace period.
 func (b *Builder) Deleting(t time.Duration, pod string, grace time.Duration) *Builder {
 	g := int64(grace / time.Second)
