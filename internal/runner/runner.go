@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/oracle"
@@ -201,8 +202,8 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 
 	phase = "deploy"
 	mark("deploy", "")
-	target, err := r.Kit.Deployer.Install(ctx, r.Conn, InstallRequest{
-		Namespace: ns, Variant: variant, Custom: r.Opts.Custom, Replicas: sc.Target.Replicas,
+	target, err := r.Kit.Deployer.Install(ctx, r.Conn, deploy.Request{
+		Namespace: ns, Variant: variant, Replicas: sc.Target.Replicas,
 		Bootstrap: sc.Target.Bootstrap, Slot: slot, Patch: r.Opts.Patch,
 	})
 	if err != nil {
@@ -397,7 +398,7 @@ func interruption(ctx context.Context) error {
 }
 
 // planFaults builds every fault's instance (or its skip reason) with its own seeded stream.
-func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*schedule, error) {
+func (r *Runner) planFaults(sc *scenario.Scenario, target *deploy.Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*schedule, error) {
 	var planned []*plannedFault
 	if len(sc.Faults) > 0 && r.Kit.Faults == nil {
 		return nil, fmt.Errorf("%s: no fault injectors are wired into this build", sc.File)
@@ -485,7 +486,7 @@ func cannotTake(sc *scenario.Scenario, why string) []verdict.Result {
 
 // livePod returns one running target pod: the oracle is computed from the spec the cluster runs,
 // defaults and admission changes included.
-func (r *Runner) livePod(ctx context.Context, t *Target) (*corev1.Pod, error) {
+func (r *Runner) livePod(ctx context.Context, t *deploy.Target) (*corev1.Pod, error) {
 	pods, err := r.Conn.Client.CoreV1().Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.Selector})
 	if err != nil {
 		return nil, fmt.Errorf("list target pods (%s) in %s: %w", t.Selector, t.Namespace, err)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
@@ -26,10 +27,12 @@ import (
 type fakeDeployer struct {
 	err      error
 	mu       sync.Mutex
-	requests []InstallRequest
+	requests []deploy.Request
 }
 
-func (d *fakeDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
+func (d *fakeDeployer) Preflight(context.Context, *cluster.Conn, []string) error { return nil }
+
+func (d *fakeDeployer) Install(ctx context.Context, c *cluster.Conn, req deploy.Request) (*deploy.Target, error) {
 	d.mu.Lock()
 	d.requests = append(d.requests, req)
 	d.mu.Unlock()
@@ -44,13 +47,13 @@ func (d *fakeDeployer) Install(ctx context.Context, c *cluster.Conn, req Install
 	if _, err := c.Client.CoreV1().Pods(req.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	return &Target{Namespace: req.Namespace, Deployment: "target", Service: "target", Selector: "app=target",
+	return &deploy.Target{Namespace: req.Namespace, Deployment: "target", Service: "target", Selector: "app=target",
 		URL: fmt.Sprintf("http://127.0.0.1:%d", 18080+req.Slot), Description: "fixture " + req.Variant}, nil
 }
 
 type fakeObservers struct{ stopped atomic.Int32 }
 
-func (o *fakeObservers) Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error) {
+func (o *fakeObservers) Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (Observation, error) {
 	return o, nil
 }
 func (o *fakeObservers) ReadyEndpoints() int { return 3 }
