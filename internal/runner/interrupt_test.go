@@ -338,19 +338,21 @@ func TestExecuteCtrlCWritesInterruptedReport(t *testing.T) {
 
 // drainingLoad takes drain to finish its requests in flight once stopped, like vegeta waiting for
 // slow responses.
-type drainingLoad struct {
-	fakeLoad
+type drainingLoad struct{ drain time.Duration }
+
+func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+	run, err := fakeLoad{}.Start(ctx, spec, tl)
+	return &drainingRun{LoadRun: run, drain: l.drain}, err
+}
+
+type drainingRun struct {
+	LoadRun
 	drain time.Duration
 }
 
-func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
-	l.fakeLoad.Start(ctx, spec, tl)
-	return l, nil
-}
-
-func (l *drainingLoad) Wait() ([]timeline.Request, error) {
-	reqs, err := l.fakeLoad.Wait()
-	time.Sleep(l.drain)
+func (r *drainingRun) Wait() ([]timeline.Request, error) {
+	reqs, err := r.LoadRun.Wait()
+	time.Sleep(r.drain)
 	return reqs, err
 }
 

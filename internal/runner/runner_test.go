@@ -59,25 +59,24 @@ func (o *fakeObservers) Start(ctx context.Context, c *cluster.Conn, t *deploy.Ta
 func (o *fakeObservers) ReadyEndpoints() int { return 3 }
 func (o *fakeObservers) Stop()               { o.stopped.Add(1) }
 
-type fakeLoad struct {
-	mu   sync.Mutex
+// fakeLoad starts one fakeLoadRun per scenario: runs side by side share nothing.
+type fakeLoad struct{}
+
+func (fakeLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+	return &fakeLoadRun{spec: spec, tl: tl, stop: make(chan struct{})}, nil
+}
+
+// fakeLoadRun lasts its spec's duration (or until stopped) and records one request.
+type fakeLoadRun struct {
 	spec LoadSpec
 	tl   *timeline.Timeline
 	stop chan struct{}
 	once sync.Once
 }
 
-func (l *fakeLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
-	l.mu.Lock()
-	l.spec, l.tl = spec, tl
-	l.mu.Unlock()
-	l.stop = make(chan struct{})
-	l.once = sync.Once{}
-	return l, nil
-}
-func (l *fakeLoad) SetRate(r float64) float64 { return 0 }
-func (l *fakeLoad) Stop()                     { l.once.Do(func() { close(l.stop) }) }
-func (l *fakeLoad) Wait() ([]timeline.Request, error) {
+func (l *fakeLoadRun) SetRate(r float64) float64 { return 0 }
+func (l *fakeLoadRun) Stop()                     { l.once.Do(func() { close(l.stop) }) }
+func (l *fakeLoadRun) Wait() ([]timeline.Request, error) {
 	t := time.NewTimer(l.spec.Duration)
 	defer t.Stop()
 	select {
@@ -155,7 +154,7 @@ func newTestRunner(t *testing.T) (*Runner, *journal, *fakeDeployer, *fakeObserve
 	o := &fakeObservers{}
 	return &Runner{
 		Conn: &cluster.Conn{Name: "fake", Client: fake.NewClientset()},
-		Kit: Kit{Deployer: d, Observers: o, Load: &fakeLoad{}, Faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
+		Kit: Kit{Deployer: d, Observers: o, Load: fakeLoad{}, Faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
 			Judge: fakeJudge{}},
 		Opts: Options{Parallel: 1},
 	}, j, d, o
