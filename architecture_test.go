@@ -28,6 +28,11 @@ var importRules = []importRule{
 		from:      []string{"./internal/faults/...", "./loadgen/...", "./observers/..."},
 		forbidden: []string{module + "/internal/runner", module + "/internal/verdict", module + "/reports"},
 	},
+	{
+		why:       "deployers install targets behind deploy.Deployer for the runner to call: they know nothing of the faults, load, observers, judging or reports that use what they installed",
+		from:      []string{"./internal/deploy/..."},
+		forbidden: []string{module + "/internal/runner", module + "/internal/faults", module + "/loadgen", module + "/observers", module + "/internal/verdict", module + "/reports"},
+	},
 }
 
 // TestArchitecture checks the import graph's layering with `go list`: the production imports of

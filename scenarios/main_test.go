@@ -88,11 +88,9 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if err != nil {
 		return ctx, err
 	}
-	kit := runner.NewKit(kc, log)
-	if p, ok := kit.Deployer.(runner.Preflighter); ok {
-		if err := p.Preflight(setupCtx, c, config.Names(), nil); err != nil {
-			return ctx, err
-		}
+	kit := runner.NewKit(nil, kc, log)
+	if err := kit.Deployer.Preflight(setupCtx, c, config.Names()); err != nil {
+		return ctx, err
 	}
 	r := &runner.Runner{Conn: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: runner.DefaultParallel(), Slots: cluster.Slots}}
 	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, slots: r.SlotPool(runner.DefaultParallel()), started: time.Now()}

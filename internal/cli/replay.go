@@ -30,25 +30,15 @@ same --target file again. The new report goes to --out (default _out/replay-<tim
 			if err != nil {
 				return withCode(ExitError, err)
 			}
-			images, err := parseImageSwaps(f.images)
+			req, err := f.request()
 			if err != nil {
 				return withCode(ExitError, err)
 			}
-			req := runner.Request{Resolved: scs, TargetFile: f.target, Images: images, Kubeconfig: f.kubeconfig, Keep: f.keep, Parallel: f.parallel}
-			out := f.out
-			if out == "" {
-				out = "_out/replay-" + timestamp()
-			}
-			return runScenarios(cmd, req, out, false)
+			req.Resolved = scs
+			return runScenarios(cmd, req, f.outDir("replay"), false)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.target, "target", "", "the target file the recorded run used (runs against your own target only)")
-	fl.StringArrayVar(&f.images, "image", nil, "OLD=NEW image swaps the recorded run used (see run --image)")
-	fl.StringVar(&f.out, "out", "", "report directory (default _out/replay-<time>)")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run on this existing cluster instead of the local kind cluster")
-	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run side by side (default: the cluster's port slots)")
-	fl.BoolVar(&f.keep, "keep", false, "keep each scenario's namespace after the run")
+	f.register(cmd, runFlagsUse{recorded: true, outName: "replay"})
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,21 +18,14 @@ import (
 
 func init() { register(newRunCmd) }
 
-type runFlags struct {
-	scenarios  []string
-	variant    string
-	target     string
-	images     []string
-	seed       int64
-	out        string
-	kubeconfig string
-	parallel   int
-	keep       bool
-	tune       bool
-}
-
 func newRunCmd() *cobra.Command {
-	var f runFlags
+	var (
+		f         runFlags
+		names     []string
+		variant   string
+		seed      int64
+		tuneAfter bool
+	)
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run scenarios against the bundled target (or --target) and judge the probes",
@@ -63,54 +55,27 @@ unknown restart cause, requests not attributable to a pod), 2 bad input or a har
   probegate run --scenario cold-start --variant no-startup-probe --tune`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			images, err := parseImageSwaps(f.images)
+			req, err := f.request()
 			if err != nil {
 				return withCode(ExitError, err)
 			}
-			req := runner.Request{
-				Scenarios: f.scenarios, Variant: f.variant, TargetFile: f.target, Images: images,
-				Kubeconfig: f.kubeconfig, Parallel: f.parallel, Keep: f.keep, Logger: slog.Default(),
-			}
+			req.Scenarios, req.Variant = names, variant
 			if cmd.Flags().Changed("seed") {
-				req.Seed = &f.seed
+				req.Seed = &seed
 			}
 			if cmd.Flags().Changed("parallel") && f.parallel < 1 {
 				return withCode(ExitError, fmt.Errorf("--parallel %d: must be at least 1", f.parallel))
 			}
-			return runScenarios(cmd, req, f.out, f.tune)
+			return runScenarios(cmd, req, f.outDir("run"), tuneAfter)
 		},
 	}
+	f.register(cmd, runFlagsUse{outName: "run"})
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.scenarios, "scenario", nil, "scenario name or scenario file (.yaml); repeat for several (default: all)")
-	fl.StringVar(&f.variant, "variant", "", "bundled target variant for every scenario (default: each scenario's own, normally good)")
-	fl.StringVar(&f.target, "target", "", "target file naming your own app's manifests, run instead of the bundled target (docs/target-file.md)")
-	fl.StringArrayVar(&f.images, "image", nil, "OLD=NEW: run image NEW (a local image or a docker-save tarball) wherever your manifests name OLD; repeatable")
-	fl.Int64Var(&f.seed, "seed", 0, "seed for every random choice (default: each scenario's own)")
-	fl.StringVar(&f.out, "out", "", "report directory (default _out/run-<time>)")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "run on this existing cluster instead of the local kind cluster")
-	fl.IntVar(&f.parallel, "parallel", 0, "scenarios run side by side in their own namespaces (default: one per CPU, 2 to 4)")
-	fl.BoolVar(&f.keep, "keep", false, "keep each scenario's namespace after the run")
-	fl.BoolVar(&f.tune, "tune", false, "after the run, print probegate tune's recommendations from its report (docs/tune.md)")
+	fl.StringArrayVar(&names, "scenario", nil, "scenario name or scenario file (.yaml); repeat for several (default: all)")
+	fl.StringVar(&variant, "variant", "", "bundled target variant for every scenario (default: each scenario's own, normally good)")
+	fl.Int64Var(&seed, "seed", 0, "seed for every random choice (default: each scenario's own)")
+	fl.BoolVar(&tuneAfter, "tune", false, "after the run, print probegate tune's recommendations from its report (docs/tune.md)")
 	return cmd
-}
-
-// parseImageSwaps reads --image OLD=NEW flags.
-func parseImageSwaps(flags []string) (map[string]string, error) {
-	if len(flags) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, f := range flags {
-		from, to, ok := strings.Cut(f, "=")
-		if !ok || from == "" || to == "" {
-			return nil, fmt.Errorf("--image %q: want OLD=NEW (an image reference your manifests name, and the local image or tarball to run instead)", f)
-		}
-		if prev, dup := out[from]; dup && prev != to {
-			return nil, fmt.Errorf("--image %s: given twice (%s and %s)", from, prev, to)
-		}
-		out[from] = to
-	}
-	return out, nil
 }
 
 // runScenarios is the part of run shared with replay: validate everything, set up, run, report,
@@ -125,9 +90,6 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string, tuneAfter 
 	// Everything that can be checked without a cluster is checked first.
 	if _, _, err := runner.Plan(req, cat, vocab); err != nil {
 		return withCode(ExitError, err)
-	}
-	if out == "" {
-		out = "_out/run-" + timestamp()
 	}
 	stderrTTY := term.IsTerminal(int(os.Stderr.Fd()))
 	var progress *progressLine

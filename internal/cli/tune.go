@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
@@ -21,13 +20,8 @@ func init() { register(newTuneCmd) }
 type tuneOptions struct {
 	output string
 	verify bool
-	// The flags below are for --verify: where and how the motivating scenarios run again.
-	target     string
-	images     []string
-	out        string
-	kubeconfig string
-	parallel   int
-	keep       bool
+	// run is for --verify: where and how the motivating scenarios run again.
+	run runFlags
 }
 
 func newTuneCmd() *cobra.Command {
@@ -72,7 +66,7 @@ INCONCLUSIVE after the patch or nothing could be verified.`,
 			if o.verify && o.output != "text" {
 				return withCode(ExitError, fmt.Errorf("--verify prints a before → after table: -o %s cannot be combined with it", o.output))
 			}
-			if !o.verify && (o.target != "" || len(o.images) > 0 || o.out != "" || o.kubeconfig != "") {
+			if !o.verify && (o.run.target != "" || len(o.run.images) > 0 || o.run.out != "" || o.run.kubeconfig != "") {
 				return withCode(ExitError, fmt.Errorf("--target, --image, --out and --kubeconfig are for --verify"))
 			}
 			runs, err := tune.LoadRuns(args)
@@ -92,12 +86,7 @@ INCONCLUSIVE after the patch or nothing could be verified.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&o.output, "output", "o", "text", "output: text, json or patch")
 	fl.BoolVar(&o.verify, "verify", false, "apply the patch in fresh namespaces and re-run the scenarios that motivated each change (needs the cluster)")
-	fl.StringVar(&o.target, "target", "", "with --verify: the target file the recorded runs used (runs of your own app only)")
-	fl.StringArrayVar(&o.images, "image", nil, "with --verify: OLD=NEW image swaps the recorded runs used (see run --image)")
-	fl.StringVar(&o.out, "out", "", "with --verify: directory of the re-runs' reports (default _out/verify-<time>)")
-	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "with --verify: run on this existing cluster instead of the local kind cluster")
-	fl.IntVar(&o.parallel, "parallel", 0, "with --verify: scenarios run side by side (default: one per CPU, 2 to 4)")
-	fl.BoolVar(&o.keep, "keep", false, "with --verify: keep each scenario's namespace after the run")
+	o.run.register(cmd, runFlagsUse{prefix: "with --verify: ", recorded: true, outName: "verify"})
 	return cmd
 }
 
@@ -110,21 +99,20 @@ func verifyTune(cmd *cobra.Command, o tuneOptions, res tune.Result, runs []tune.
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	plan, err := verify.NewPlan(res, runs, cat, o.target != "")
+	plan, err := verify.NewPlan(res, runs, cat, o.run.target != "")
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	images, err := parseImageSwaps(o.images)
+	req, err := o.run.request()
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	if o.parallel < 0 {
-		return withCode(ExitError, fmt.Errorf("--parallel %d: must be at least 1", o.parallel))
+	if o.run.parallel < 0 {
+		return withCode(ExitError, fmt.Errorf("--parallel %d: must be at least 1", o.run.parallel))
 	}
 	var dirs []string
 	if scs := plan.Scenarios(); len(scs) > 0 {
-		req := runner.Request{Resolved: scs, TargetFile: o.target, Images: images, Kubeconfig: o.kubeconfig,
-			Parallel: o.parallel, Keep: o.keep, Logger: slog.Default()}
+		req.Resolved = scs
 		var progress *progressLine
 		if term.IsTerminal(int(os.Stderr.Fd())) {
 			progress = newProgressLine(os.Stderr, time.Second)
@@ -138,11 +126,7 @@ func verifyTune(cmd *cobra.Command, o tuneOptions, res tune.Result, runs []tune.
 			}
 			return withCode(ExitError, err)
 		}
-		out := o.out
-		if out == "" {
-			out = "_out/verify-" + timestamp()
-		}
-		rr := &verify.RunnerRerunner{Base: r, Out: out, Command: os.Args}
+		rr := &verify.RunnerRerunner{Base: r, Out: o.run.outDir("verify"), Command: os.Args}
 		err = verify.Run(ctx, plan, rr)
 		progress.Close()
 		if err != nil {

@@ -306,14 +306,27 @@ func (c *Cluster) Client() (kubernetes.Interface, error) {
 }
 
 // LoadImages copies local docker images into the node's containerd (skipping ones already there).
+// Every image is looked up first: a missing one fails the load before anything is loaded, in one
+// line saying how to get it (probegate's own are built from a checkout with make images; a user's
+// are theirs to build, load or swap).
 func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
+	var unbuilt []string
 	for _, img := range images {
-		if _, err := runCmd(ctx, nil, "docker", "image", "inspect", img); err != nil {
-			if strings.HasPrefix(img, "probegate/") {
-				return fmt.Errorf("image %s is not built (run `make images`): %w", img, err)
-			}
+		_, err := runCmd(ctx, nil, "docker", "image", "inspect", img)
+		switch {
+		case err == nil:
+		case !strings.Contains(strings.ToLower(err.Error()), "no such image"):
+			return fmt.Errorf("look up image %s in the local Docker daemon: %w", img, err)
+		case strings.HasPrefix(img, "probegate/"):
+			unbuilt = append(unbuilt, img)
+		default:
 			return fmt.Errorf("image %s is not in the local Docker daemon: build or load it there (docker build, docker load), or swap it with --image %s=LOCAL-IMAGE-OR-TARBALL", img, img)
 		}
+	}
+	if len(unbuilt) > 0 {
+		return fmt.Errorf("the bundled images %s are not built: run `make images` in a probegate checkout (it builds them from source once), then run probegate again", strings.Join(unbuilt, ", "))
+	}
+	for _, img := range images {
 		if _, err := runCmd(ctx, nil, c.kind, "load", "docker-image", "--name", c.Name, img); err != nil {
 			return fmt.Errorf("load image %s into cluster %q: %w", img, c.Name, err)
 		}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/observers/conntrack"
 )
@@ -39,7 +40,7 @@ type connAttribution struct {
 // startAttribution starts conntrack attribution for target when the node can be reached (kind)
 // and the target's URL is a published NodePort. It never fails the run: without it, requests are
 // attributed by the header alone and the coverage gate judges what that gives.
-func (r *Runner) startAttribution(ctx context.Context, t *Target, log *slog.Logger) *connAttribution {
+func (r *Runner) startAttribution(ctx context.Context, t *deploy.Target, log *slog.Logger) *connAttribution {
 	mode := os.Getenv(attributionEnv)
 	if mode == "header" || r.Kit.NodeExec == nil || r.Conn == nil || r.Conn.Client == nil {
 		return nil
@@ -53,7 +54,7 @@ func (r *Runner) startAttribution(ctx context.Context, t *Target, log *slog.Logg
 	return a
 }
 
-func (r *Runner) newConnAttribution(ctx context.Context, t *Target, log *slog.Logger) (*connAttribution, error) {
+func (r *Runner) newConnAttribution(ctx context.Context, t *deploy.Target, log *slog.Logger) (*connAttribution, error) {
 	u, err := url.Parse(t.URL)
 	if err != nil {
 		return nil, fmt.Errorf("target URL %q: %w", t.URL, err)

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/scenario"
 )
@@ -16,7 +17,7 @@ func (faultRegistry) Build(f scenario.Fault, env FaultEnv) (faults.Fault, string
 	fenv := faults.Env{
 		Client: env.Conn.Client, Config: env.Conn.Config,
 		Namespace: t.Namespace, Deployment: t.Deployment, Container: t.Container, Selector: t.Selector,
-		ToxiproxyURL: t.ToxiproxyURL, DBProxy: t.DBProxy, Proxies: t.Proxies, ToxiproxySelector: t.ToxiproxySelector,
+		ToxiproxyURL: t.ToxiproxyURL, DBProxy: t.DBProxy, Proxies: proxies(t.Proxies), ToxiproxySelector: t.ToxiproxySelector,
 		AdminPort: t.AdminPort, StallPath: t.StallPath,
 		Timeline: env.Timeline, Rand: env.Rand,
 	}
@@ -31,4 +32,16 @@ func (faultRegistry) Build(f scenario.Fault, env FaultEnv) (faults.Fault, string
 		return nil, skip, err
 	}
 	return inj, "", nil
+}
+
+// proxies are a target's dependency proxies as the faults act on them (nil for none).
+func proxies(deployed map[string]deploy.Proxy) map[string]faults.Proxy {
+	if len(deployed) == 0 {
+		return nil
+	}
+	out := make(map[string]faults.Proxy, len(deployed))
+	for name, p := range deployed {
+		out[name] = faults.Proxy{Name: p.Name, Protocol: p.Protocol}
+	}
+	return out
 }

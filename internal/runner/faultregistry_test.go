@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/seed"
 	"github.com/probegate/probegate/internal/timeline"
@@ -36,7 +37,7 @@ func TestVocabularyChecksFaultParams(t *testing.T) {
 func TestFaultRegistrySkipsWithoutCooperation(t *testing.T) {
 	env := FaultEnv{
 		Conn:     &cluster.Conn{Client: fake.NewClientset(), Config: &rest.Config{Host: "https://127.0.0.1:6443"}},
-		Target:   &Target{Namespace: "ns", Selector: "app=x"}, // no admin port, no toxiproxy
+		Target:   &deploy.Target{Namespace: "ns", Selector: "app=x"}, // no admin port, no toxiproxy
 		Timeline: timeline.New(time.Now()),
 		Rand:     seed.New(1),
 	}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/oracle"
@@ -178,7 +179,9 @@ func TestRunCtrlCKeepLeavesNamespace(t *testing.T) {
 // blockingDeployer waits in Install until the run is cancelled, like a rollout that is not ready.
 type blockingDeployer struct{ started chan struct{} }
 
-func (d *blockingDeployer) Install(ctx context.Context, _ *cluster.Conn, req InstallRequest) (*Target, error) {
+func (d *blockingDeployer) Preflight(context.Context, *cluster.Conn, []string) error { return nil }
+
+func (d *blockingDeployer) Install(ctx context.Context, _ *cluster.Conn, req deploy.Request) (*deploy.Target, error) {
 	close(d.started)
 	<-ctx.Done()
 	return nil, errors.New("wait for deployment " + req.Namespace + "/target: " + ctx.Err().Error())
@@ -335,19 +338,21 @@ func TestExecuteCtrlCWritesInterruptedReport(t *testing.T) {
 
 // drainingLoad takes drain to finish its requests in flight once stopped, like vegeta waiting for
 // slow responses.
-type drainingLoad struct {
-	fakeLoad
+type drainingLoad struct{ drain time.Duration }
+
+func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+	run, err := fakeLoad{}.Start(ctx, spec, tl)
+	return &drainingRun{LoadRun: run, drain: l.drain}, err
+}
+
+type drainingRun struct {
+	LoadRun
 	drain time.Duration
 }
 
-func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
-	l.fakeLoad.Start(ctx, spec, tl)
-	return l, nil
-}
-
-func (l *drainingLoad) Wait() ([]timeline.Request, error) {
-	reqs, err := l.fakeLoad.Wait()
-	time.Sleep(l.drain)
+func (r *drainingRun) Wait() ([]timeline.Request, error) {
+	reqs, err := r.LoadRun.Wait()
+	time.Sleep(r.drain)
 	return reqs, err
 }
 

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
@@ -16,9 +17,9 @@ import (
 )
 
 // Kit is every capability a run needs, each behind a small interface so the schedule can be tested
-// with fakes. NewKit (wire.go) fills it with the real packages.
+// with fakes. NewKit (wire.go) fills it with the real packages; the deployers live in deploy.
 type Kit struct {
-	Deployer  Deployer
+	Deployer  deploy.Deployer
 	Observers ObserverStarter
 	Load      LoadStarter
 	Faults    FaultBuilder
@@ -27,67 +28,9 @@ type Kit struct {
 	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
 }
 
-// InstallRequest says what to deploy into a namespace.
-type InstallRequest struct {
-	Namespace string
-	Variant   string
-	// Custom, when set, replaces the bundled fixture (a --target file).
-	Custom   *scenario.TargetSpec
-	Replicas int
-	// Bootstrap overrides the target's simulated bootstrap time when non-zero.
-	Bootstrap time.Duration
-	// Slot is the cluster port slot this run owns (target and toxiproxy NodePorts).
-	Slot int
-	// Patch, when set, is a strategic-merge patch of the workload under test applied before it is
-	// installed (tune --verify's recommended settings).
-	Patch []byte
-}
-
-// Target is what was deployed and how to reach it.
-type Target struct {
-	Namespace  string
-	Deployment string
-	// WorkloadKind and WorkloadName name the workload under test when it is not the Deployment
-	// (a user's StatefulSet); empty means the Deployment.
-	WorkloadKind, WorkloadName string
-	Service                    string
-	Container                  string
-	// Selector is the label selector of the target's pods ("app=target").
-	Selector string
-	// URL is the target's base URL on a 127.0.0.1 port published by the cluster.
-	URL string
-	// ToxiproxyURL is the toxiproxy API on loopback and DBProxy the proxy in front of the database;
-	// both empty when the target has no toxiproxy in front of its dependency.
-	ToxiproxyURL string
-	DBProxy      string
-	// Proxies are a user's app's dependencies by name (nil for the fixture); ToxiproxySelector
-	// finds the interposed toxiproxy's pod.
-	Proxies           map[string]faults.Proxy
-	ToxiproxySelector string
-	// AdminPort is the target's admin port inside the pod (stall), 0 when it has none; StallPath
-	// the stall endpoint on it (the fixture's when empty).
-	AdminPort int
-	StallPath string
-	// Description names the target for reports ("fixture good", "image x:1").
-	Description string
-	// Cleanup, when set, undoes what Install created outside the run's own namespace.
-	Cleanup func(ctx context.Context) error
-}
-
-// Deployer installs the target and its dependencies into a fresh namespace and waits until ready.
-type Deployer interface {
-	Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error)
-}
-
-// Preflighter is implemented by deployers that can check, before anything is created, that
-// everything they will deploy is available (images built and loaded, manifests valid).
-type Preflighter interface {
-	Preflight(ctx context.Context, c *cluster.Conn, variants []string, custom *scenario.TargetSpec) error
-}
-
 // ObserverStarter starts the namespace's watchers writing to tl and returns once they have synced.
 type ObserverStarter interface {
-	Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error)
+	Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (Observation, error)
 }
 
 // Observation is a running set of watchers.
@@ -132,7 +75,7 @@ type FaultEnv struct {
 	// Index is the fault's position in the scenario; its timeline name is "faults[Index]".
 	Index    int
 	Conn     *cluster.Conn
-	Target   *Target
+	Target   *deploy.Target
 	Timeline *timeline.Timeline
 	// Rand is the fault's own seeded stream (which pod, when).
 	Rand     *seed.Source

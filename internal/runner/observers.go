@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/observers"
 )
@@ -15,7 +16,7 @@ type informerObservers struct {
 }
 
 // Start implements ObserverStarter.
-func (o informerObservers) Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error) {
+func (o informerObservers) Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (Observation, error) {
 	obs, err := observers.New(c.Client, tl, observers.Options{
 		Namespace: t.Namespace, Service: t.Service, Deployment: t.Deployment, PodSelector: t.Selector, Logger: o.Logger,
 	})

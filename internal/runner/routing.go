@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/observers/routing"
 )
@@ -27,7 +28,7 @@ type routeWatch struct {
 
 // startRouting starts the routing watch when the node can be reached (kind). It never fails the
 // run: without it, "after withdrawal" verdicts fall back to the propagation allowance.
-func (r *Runner) startRouting(ctx context.Context, t *Target, log *slog.Logger) *routeWatch {
+func (r *Runner) startRouting(ctx context.Context, t *deploy.Target, log *slog.Logger) *routeWatch {
 	if os.Getenv(routingEnv) == "off" || r.Kit.NodeExec == nil || t.Service == "" {
 		return nil
 	}

@@ -9,9 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,12 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/oracle"
-	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/scenario"
-	"github.com/probegate/probegate/internal/seed"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
@@ -120,249 +116,57 @@ type Runner struct {
 // returned error is a harness error (the verdicts could not be reached); the report then carries
 // it too, with whatever was recorded up to that point. When ctx ends before the verdicts are
 // reached (Ctrl-C), Run stops the load, reverts every fault with a fresh, bounded context, deletes
-// the namespace and returns an error "interrupted by SIGINT at <phase>".
+// the namespace and returns an error "interrupted by SIGINT at <phase>". The phases are
+// scenarioRun's methods (phases.go).
 func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep *reports.ScenarioReport, err error) {
-	log := r.logger().With("scenario", sc.Name)
-	seedValue := sc.Seed
-	if r.Opts.Seed != nil {
-		seedValue = *r.Opts.Seed
-	}
-	variant := sc.Target.Variant
-	if r.Opts.Variant != "" {
-		variant = r.Opts.Variant
-	}
-	rep = &reports.ScenarioReport{
-		Name:        sc.Name,
-		Description: sc.Description,
-		Variant:     variant,
-		Seed:        seedValue,
-		Started:     time.Now(),
-	}
-	if r.Opts.Custom != nil {
-		rep.Variant = ""
-		rep.Target = "target " + r.Opts.Custom.Name
-	}
-	tl := timeline.New(time.Now())
-	rep.Timeline = tl
-	status := runProgress{p: r.Opts.Progress, name: sc.Name}
-	status.set("start")
-	defer status.done()
-	// phase is what the scenario was doing, for the interruption's message; "done" once judged.
-	phase := "setup"
-	// teardownErr collects what failed while undoing the run (a fault revert): it is reported even
-	// when the run was interrupted.
-	var teardownErr error
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("scenario %s panicked: %v", sc.Name, p)
-		}
-		rep.Finished = time.Now()
-		if ctx.Err() != nil && phase != "done" {
-			if err != nil {
-				log.Debug("error after the interruption", "err", err)
-			}
-			err = fmt.Errorf("%w at %s", interruption(ctx), phase)
-		}
-		err = errors.Join(err, teardownErr)
-		if err != nil {
-			rep.Error = err.Error()
-			log.Error("scenario error", "err", err)
-		}
-	}()
-	if stop, serr := r.streamTimeline(rep); serr != nil {
-		log.Warn("stream timeline", "err", serr)
-	} else {
-		defer stop()
-	}
-	mark := func(name, detail string) {
-		tl.Append(timeline.Entry{Kind: timeline.KindMark, Mark: &timeline.Mark{Name: name, Detail: detail}})
-		status.set(name)
-		log.Info("phase "+name, "detail", detail)
-	}
-	mark("start", fmt.Sprintf("variant %s, seed %d, slot %d", variant, seedValue, slot))
+	s := r.newScenarioRun(sc)
+	rep = s.rep
+	defer s.status.done()
+	defer func() { err = s.finish(ctx, recover(), err) }()
+	defer s.undo()
+	s.streamTimeline()
+	s.mark("start", fmt.Sprintf("variant %s, seed %d, slot %d", s.variant, s.seed, slot))
 
 	path, cannot := loadPath(sc, r.Opts.Custom)
 	if cannot != "" {
-		// Nothing this scenario judges could be shown on this target: say so for every verdict.
-		rep.Verdicts = cannotTake(sc, cannot)
-		log.Warn("scenario not run", "why", cannot)
-		phase = "done"
+		s.notRun(cannot)
 		return rep, nil
 	}
-	ns := namespaceName(sc.Name, seedValue, time.Now())
-	if err := r.createNamespace(ctx, ns, sc.Name); err != nil {
+	if err := s.createNamespace(ctx); err != nil {
 		return rep, err
 	}
-	if !r.Opts.Keep {
-		defer r.deleteNamespace(ns, log)
-	}
-	rep.Namespace = ns
-	log = log.With("namespace", ns)
-
-	phase = "deploy"
-	mark("deploy", "")
-	target, err := r.Kit.Deployer.Install(ctx, r.Conn, InstallRequest{
-		Namespace: ns, Variant: variant, Custom: r.Opts.Custom, Replicas: sc.Target.Replicas,
-		Bootstrap: sc.Target.Bootstrap, Slot: slot, Patch: r.Opts.Patch,
-	})
-	if err != nil {
-		return rep, fmt.Errorf("deploy target into %s: %w", ns, err)
-	}
-	if target.Cleanup != nil {
-		defer func() {
-			cctx, cancel := interrupt.Teardown(ctx, 30*time.Second)
-			defer cancel()
-			if err := target.Cleanup(cctx); err != nil {
-				log.Warn("clean up target", "err", err)
-			}
-		}()
-	}
-	if rep.Target == "" {
-		rep.Target = target.Description
-	}
-	if len(r.Opts.Patch) > 0 {
-		rep.Target += PatchedSuffix
-	}
-	pod, err := r.livePod(ctx, target)
-	if err != nil {
+	if err := s.deploy(ctx, slot); err != nil {
 		return rep, err
 	}
-	if e, werr := workloadEntry(target, pod); werr != nil {
-		log.Warn("record the workload's settings", "err", werr)
-	} else {
-		tl.Append(e)
-	}
-
-	phase = "observers"
-	obs, err := r.Kit.Observers.Start(ctx, r.Conn, target, tl)
-	if err != nil {
-		return rep, fmt.Errorf("start observers in %s: %w", ns, err)
-	}
-	defer obs.Stop()
-	mark("observers-synced", "")
-	attr := r.startAttribution(ctx, target, log) // conntrack attribution: attribution.go
-	defer attr.stop()
-	routes := r.startRouting(ctx, target, log) // kube-proxy's routing: routing.go
-	defer routes.stop()
-
-	root := seed.New(uint64(seedValue))
-	sched, err := r.planFaults(sc, target, tl, root, log)
-	if err != nil {
+	if err := s.observe(ctx); err != nil {
 		return rep, err
 	}
-	// Faults are reverted whatever happens below: schedule end, error, Ctrl-C or panic. RevertAll
-	// uses its own bounded context: ctx may be the cancelled one.
-	defer func() {
-		if rerr := sched.RevertAll(ctx); rerr != nil {
-			log.Error("revert faults", "err", rerr)
-			teardownErr = errors.Join(teardownErr, rerr)
-		}
-	}()
-
-	phase = "load"
-	mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
-	loadStartAt, loadStart := tl.Now()
-	load, err := r.Kit.Load.Start(ctx, attr.loadSpec(LoadSpec{
-		URL: target.URL + path, Rate: sc.Load.Rate, Duration: sc.Load.Duration,
-		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, PodHeader: podHeader(r.Opts.Custom),
-		// A user's app names its pod only in the header its target file gives, if any.
-		IgnorePodHeader: r.Opts.Custom != nil && r.Opts.Custom.PodHeader == "",
-	}), tl)
-	if err != nil {
-		return rep, fmt.Errorf("start load: %w", err)
+	if err := s.planFaults(ctx); err != nil {
+		return rep, err
 	}
-	setLoad(sched, load)
-	status.watch(obs, sched, loadStartAt, sc.Load.Duration)
-
-	schedDone := make(chan error, 1)
-	schedCtx, stopSched := context.WithCancel(ctx)
-	defer stopSched()
-	go func() { schedDone <- sched.Run(schedCtx, loadStartAt) }()
-	// An interrupt reverts the faults at once, while the load drains its requests in flight (up to
-	// the request timeout), once the schedule has returned (an inject under way completes first).
-	type stopped struct {
-		active              []string
-		schedErr, revertErr error
+	if err := s.drive(ctx, path); err != nil {
+		return rep, err
 	}
-	early := make(chan stopped, 1)
-	notInterrupted := context.AfterFunc(ctx, func() {
-		active := sched.Active() // what the signal interrupted, before the schedule's own exit reverts it
-		st := stopped{schedErr: <-schedDone}
-		st.active = append(active, sched.Active()...)
-		slices.Sort(st.active)
-		st.active = slices.Compact(st.active)
-		st.revertErr = sched.RevertAll(ctx)
-		early <- st
-	})
-
-	reqs, loadErr := waitLoad(ctx, load)
-	reqs, rep.Attribution = attr.apply(reqs, tl.Entries())
-	routes.record(tl)
-	rep.Requests = reqs
-	var schedErr error
-	if notInterrupted() {
-		stopSched()
-		schedErr = <-schedDone
-	} else {
-		st := <-early
-		schedErr = st.schedErr
-		if len(st.active) > 0 {
-			phase = "load with " + strings.Join(st.active, ", ") + " injected"
-		}
-		if st.revertErr != nil {
-			log.Error("revert faults", "err", st.revertErr)
-			teardownErr = errors.Join(teardownErr, st.revertErr)
-		}
-	}
-	if schedErr != nil {
-		load.Stop()
-		return rep, schedErr
-	}
-	if loadErr != nil {
-		return rep, fmt.Errorf("load: %w", loadErr)
-	}
-	if rerr := sched.RevertAll(ctx); rerr != nil {
-		// A fault left in place makes the verdicts untrustworthy: stop here. The deferred report
-		// names the failure, interrupted or not.
-		log.Error("revert faults", "err", rerr)
-		teardownErr = errors.Join(teardownErr, rerr)
+	if !s.endSchedule(ctx) {
+		// A fault left in place makes the verdicts untrustworthy: stop here. The report names the
+		// failure (finish), interrupted or not.
 		return rep, nil
 	}
-	loadEnd := tl.Since(time.Now())
-	mark("schedule-end", fmt.Sprintf("%d requests", len(reqs)))
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
 	}
-
-	phase = "settle"
-	mark("settle", sc.Settle.String())
-	if err := pause.For(ctx, sc.Settle); err != nil {
+	if err := s.settle(ctx); err != nil {
 		return rep, err
 	}
-	obs.Stop()
-	mark("end", "")
-
-	phase = "judge"
-	status.set("judge")
-	in := JudgeInput{Scenario: sc, Entries: tl.Entries(), Requests: reqs, Pod: pod, LoadStart: loadStart, LoadEnd: loadEnd}
-	o, results, err := r.judge(ctx, in)
-	if err != nil {
+	if err := s.judge(ctx); err != nil {
 		return rep, fmt.Errorf("judge: %w", err)
-	}
-	rep.Oracle = o
-	rep.Verdicts = results
-	for _, res := range results {
-		log.Info("verdict", "rule", res.Rule, "status", res.Status, "observed", res.Observed)
-	}
-	if ctx.Err() == nil {
-		phase = "done"
 	}
 	return rep, nil
 }
 
-// judge runs the Judge. An interrupt while it runs lets it finish (judging is bounded); a second
-// one (interrupt.Hurry) stops waiting for it.
-func (r *Runner) judge(ctx context.Context, in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
+// awaitJudge runs j. An interrupt while it runs lets it finish (judging is bounded); a second one
+// (interrupt.Hurry) stops waiting for it.
+func awaitJudge(ctx context.Context, j Judge, in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
 	type judged struct {
 		o       *oracle.Oracle
 		results []verdict.Result
@@ -370,18 +174,18 @@ func (r *Runner) judge(ctx context.Context, in JudgeInput) (*oracle.Oracle, []ve
 	}
 	done := make(chan judged, 1)
 	go func() {
-		var j judged
+		var res judged
 		defer func() {
 			if p := recover(); p != nil {
-				j = judged{err: fmt.Errorf("panicked: %v", p)}
+				res = judged{err: fmt.Errorf("panicked: %v", p)}
 			}
-			done <- j
+			done <- res
 		}()
-		j.o, j.results, j.err = r.Kit.Judge.Judge(in)
+		res.o, res.results, res.err = j.Judge(in)
 	}()
 	select {
-	case j := <-done:
-		return j.o, j.results, j.err
+	case res := <-done:
+		return res.o, res.results, res.err
 	case <-interrupt.Hurry(ctx):
 		return nil, nil, errors.New("skipped: interrupted again")
 	}
@@ -394,27 +198,6 @@ func interruption(ctx context.Context) error {
 		return s
 	}
 	return fmt.Errorf("interrupted (%w)", context.Cause(ctx))
-}
-
-// planFaults builds every fault's instance (or its skip reason) with its own seeded stream.
-func (r *Runner) planFaults(sc *scenario.Scenario, target *Target, tl *timeline.Timeline, root *seed.Source, log *slog.Logger) (*schedule, error) {
-	var planned []*plannedFault
-	if len(sc.Faults) > 0 && r.Kit.Faults == nil {
-		return nil, fmt.Errorf("%s: no fault injectors are wired into this build", sc.File)
-	}
-	for i, f := range sc.Faults {
-		env := FaultEnv{
-			Index: i, Conn: r.Conn, Target: target, Timeline: tl,
-			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
-			NodeExec: r.Kit.NodeExec,
-		}
-		inj, skip, err := r.Kit.Faults.Build(f, env)
-		if err != nil {
-			return nil, fmt.Errorf("%s: faults[%d] (%s): %w", sc.File, i, f.Type, err)
-		}
-		planned = append(planned, &plannedFault{Index: i, Spec: f, Inj: inj, Skip: skip})
-	}
-	return newSchedule(planned, tl, log), nil
 }
 
 // loadAware is implemented by faults that act on the running load (overload).
@@ -485,7 +268,7 @@ func cannotTake(sc *scenario.Scenario, why string) []verdict.Result {
 
 // livePod returns one running target pod: the oracle is computed from the spec the cluster runs,
 // defaults and admission changes included.
-func (r *Runner) livePod(ctx context.Context, t *Target) (*corev1.Pod, error) {
+func (r *Runner) livePod(ctx context.Context, t *deploy.Target) (*corev1.Pod, error) {
 	pods, err := r.Conn.Client.CoreV1().Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.Selector})
 	if err != nil {
 		return nil, fmt.Errorf("list target pods (%s) in %s: %w", t.Selector, t.Namespace, err)

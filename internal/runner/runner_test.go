@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
@@ -26,10 +27,12 @@ import (
 type fakeDeployer struct {
 	err      error
 	mu       sync.Mutex
-	requests []InstallRequest
+	requests []deploy.Request
 }
 
-func (d *fakeDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
+func (d *fakeDeployer) Preflight(context.Context, *cluster.Conn, []string) error { return nil }
+
+func (d *fakeDeployer) Install(ctx context.Context, c *cluster.Conn, req deploy.Request) (*deploy.Target, error) {
 	d.mu.Lock()
 	d.requests = append(d.requests, req)
 	d.mu.Unlock()
@@ -44,37 +47,36 @@ func (d *fakeDeployer) Install(ctx context.Context, c *cluster.Conn, req Install
 	if _, err := c.Client.CoreV1().Pods(req.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	return &Target{Namespace: req.Namespace, Deployment: "target", Service: "target", Selector: "app=target",
+	return &deploy.Target{Namespace: req.Namespace, Deployment: "target", Service: "target", Selector: "app=target",
 		URL: fmt.Sprintf("http://127.0.0.1:%d", 18080+req.Slot), Description: "fixture " + req.Variant}, nil
 }
 
 type fakeObservers struct{ stopped atomic.Int32 }
 
-func (o *fakeObservers) Start(ctx context.Context, c *cluster.Conn, t *Target, tl *timeline.Timeline) (Observation, error) {
+func (o *fakeObservers) Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (Observation, error) {
 	return o, nil
 }
 func (o *fakeObservers) ReadyEndpoints() int { return 3 }
 func (o *fakeObservers) Stop()               { o.stopped.Add(1) }
 
-type fakeLoad struct {
-	mu   sync.Mutex
+// fakeLoad starts one fakeLoadRun per scenario: runs side by side share nothing.
+type fakeLoad struct{}
+
+func (fakeLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+	return &fakeLoadRun{spec: spec, tl: tl, stop: make(chan struct{})}, nil
+}
+
+// fakeLoadRun lasts its spec's duration (or until stopped) and records one request.
+type fakeLoadRun struct {
 	spec LoadSpec
 	tl   *timeline.Timeline
 	stop chan struct{}
 	once sync.Once
 }
 
-func (l *fakeLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
-	l.mu.Lock()
-	l.spec, l.tl = spec, tl
-	l.mu.Unlock()
-	l.stop = make(chan struct{})
-	l.once = sync.Once{}
-	return l, nil
-}
-func (l *fakeLoad) SetRate(r float64) float64 { return 0 }
-func (l *fakeLoad) Stop()                     { l.once.Do(func() { close(l.stop) }) }
-func (l *fakeLoad) Wait() ([]timeline.Request, error) {
+func (l *fakeLoadRun) SetRate(r float64) float64 { return 0 }
+func (l *fakeLoadRun) Stop()                     { l.once.Do(func() { close(l.stop) }) }
+func (l *fakeLoadRun) Wait() ([]timeline.Request, error) {
 	t := time.NewTimer(l.spec.Duration)
 	defer t.Stop()
 	select {
@@ -152,7 +154,7 @@ func newTestRunner(t *testing.T) (*Runner, *journal, *fakeDeployer, *fakeObserve
 	o := &fakeObservers{}
 	return &Runner{
 		Conn: &cluster.Conn{Name: "fake", Client: fake.NewClientset()},
-		Kit: Kit{Deployer: d, Observers: o, Load: &fakeLoad{}, Faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
+		Kit: Kit{Deployer: d, Observers: o, Load: fakeLoad{}, Faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
 			Judge: fakeJudge{}},
 		Opts: Options{Parallel: 1},
 	}, j, d, o

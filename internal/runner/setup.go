@@ -84,16 +84,13 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	if err != nil {
 		return nil, nil, err
 	}
-	kit := NewKit(kc, log)
+	kit := NewKit(app, kc, log)
 	var custom *scenario.TargetSpec
 	if app != nil {
 		custom = app.Spec
-		kit.Deployer = &appDeployer{App: app, Kind: kc, Logger: log}
 	}
-	if p, ok := kit.Deployer.(Preflighter); ok {
-		if err := p.Preflight(ctx, c, variantsOf(scs, req.Variant), custom); err != nil {
-			return nil, nil, err
-		}
+	if err := kit.Deployer.Preflight(ctx, c, variantsOf(scs, req.Variant)); err != nil {
+		return nil, nil, err
 	}
 	parallel := req.Parallel
 	if parallel == 0 {

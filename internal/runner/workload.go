@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -15,7 +16,7 @@ import (
 // settings of the container under test: terminationGracePeriodSeconds, the container's probes and
 // lifecycle, and the pod's probegate.dev/ annotations. Nothing else of the spec is kept (env may
 // hold secrets). Readers such as tune take current settings and the patch's target from it.
-func workloadEntry(t *Target, pod *corev1.Pod) (timeline.Entry, error) {
+func workloadEntry(t *deploy.Target, pod *corev1.Pod) (timeline.Entry, error) {
 	kind, name := t.WorkloadKind, t.WorkloadName
 	if kind == "" {
 		kind, name = "Deployment", t.Deployment

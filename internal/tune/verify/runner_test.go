@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/timeline"
@@ -21,14 +22,16 @@ import (
 	"github.com/probegate/probegate/reports"
 )
 
-// patchDeployer is a runner.Deployer that records each install's patch and marks the pod it
+// patchDeployer is a deploy.Deployer that records each install's patch and marks the pod it
 // creates as patched, for patchJudge.
 type patchDeployer struct {
 	mu      sync.Mutex
 	patches []string
 }
 
-func (d *patchDeployer) Install(ctx context.Context, c *cluster.Conn, req runner.InstallRequest) (*runner.Target, error) {
+func (d *patchDeployer) Preflight(context.Context, *cluster.Conn, []string) error { return nil }
+
+func (d *patchDeployer) Install(ctx context.Context, c *cluster.Conn, req deploy.Request) (*deploy.Target, error) {
 	d.mu.Lock()
 	d.patches = append(d.patches, string(req.Patch))
 	d.mu.Unlock()
@@ -41,13 +44,13 @@ func (d *patchDeployer) Install(ctx context.Context, c *cluster.Conn, req runner
 	if _, err := c.Client.CoreV1().Pods(req.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	return &runner.Target{Namespace: req.Namespace, Deployment: "target", Service: "target", Container: "target",
+	return &deploy.Target{Namespace: req.Namespace, Deployment: "target", Service: "target", Container: "target",
 		Selector: "app=target", URL: "http://127.0.0.1:1", Description: "fixture " + req.Variant}, nil
 }
 
 type quietObservers struct{}
 
-func (quietObservers) Start(context.Context, *cluster.Conn, *runner.Target, *timeline.Timeline) (runner.Observation, error) {
+func (quietObservers) Start(context.Context, *cluster.Conn, *deploy.Target, *timeline.Timeline) (runner.Observation, error) {
 	return quietObservers{}, nil
 }
 func (quietObservers) ReadyEndpoints() int { return 3 }

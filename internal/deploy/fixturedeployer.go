@@ -1,18 +1,15 @@
-package runner
+package deploy
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/probegate/probegate/internal/cluster"
-	"github.com/probegate/probegate/internal/deploy"
-	"github.com/probegate/probegate/internal/scenario"
 )
 
-// fixtureDeployer installs the bundled fixture (PostgreSQL, toxiproxy, a target variant) with the
-// deploy package. Kind, when set, is used to load the images before the first install.
+// fixtureDeployer installs the bundled fixture (PostgreSQL, toxiproxy, a target variant) with
+// Install. Kind, when set, is used to load the images before the first install.
 type fixtureDeployer struct {
 	Kind   *cluster.Cluster
 	Logger *slog.Logger
@@ -20,16 +17,13 @@ type fixtureDeployer struct {
 	Timeout time.Duration
 }
 
-// Preflight implements Preflighter: every image the variants need must be built, and on kind it is
+// Preflight implements Deployer: every image the variants need must be built, and on kind it is
 // loaded into the node.
-func (d fixtureDeployer) Preflight(ctx context.Context, c *cluster.Conn, variants []string, custom *scenario.TargetSpec) error {
-	if custom != nil {
-		return fmt.Errorf("target %s: custom targets are not deployable yet by the fixture deployer", custom.Name)
-	}
+func (d fixtureDeployer) Preflight(ctx context.Context, _ *cluster.Conn, variants []string) error {
 	seen := map[string]bool{}
 	var images []string
 	for _, v := range variants {
-		for _, img := range deploy.Images(deploy.Options{Namespace: "preflight", Variant: v}) {
+		for _, img := range Images(Options{Namespace: "preflight", Variant: v}) {
 			if !seen[img] {
 				seen[img] = true
 				images = append(images, img)
@@ -43,18 +37,15 @@ func (d fixtureDeployer) Preflight(ctx context.Context, c *cluster.Conn, variant
 }
 
 // Install implements Deployer.
-func (d fixtureDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
-	if req.Custom != nil {
-		return nil, fmt.Errorf("target %s: custom targets are not deployable yet by the fixture deployer", req.Custom.Name)
-	}
-	opts := deploy.Options{
+func (d fixtureDeployer) Install(ctx context.Context, c *cluster.Conn, req Request) (*Target, error) {
+	opts := Options{
 		Namespace: req.Namespace, Variant: req.Variant, Slot: req.Slot, Replicas: int32(req.Replicas), Log: d.Logger,
 		Timeout: d.Timeout, Patch: req.Patch,
 	}
 	if req.Bootstrap > 0 {
 		opts.Env = map[string]string{"BOOTSTRAP_DURATION": req.Bootstrap.String()}
 	}
-	ep, err := deploy.Install(ctx, c.Client, opts)
+	ep, err := Install(ctx, c.Client, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package runner
+package deploy
 
 import (
 	"context"
@@ -14,15 +14,12 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/probegate/probegate/internal/cluster"
-	"github.com/probegate/probegate/internal/deploy"
-	"github.com/probegate/probegate/internal/faults"
-	"github.com/probegate/probegate/internal/scenario"
 )
 
-// appDeployer installs the user's own app (a --target file) into each scenario's namespace with the
-// deploy package: their manifests, their probes, with toxiproxy in front of declared dependencies.
+// appDeployer installs the user's own app (a --target file) into each scenario's namespace with
+// InstallApp: their manifests, their probes, with toxiproxy in front of declared dependencies.
 type appDeployer struct {
-	App    *deploy.App
+	App    *App
 	Kind   *cluster.Cluster
 	Logger *slog.Logger
 	// Timeout bounds each install (deploy's default when 0).
@@ -34,9 +31,10 @@ type appDeployer struct {
 	err    error
 }
 
-// Preflight implements Preflighter: on kind, every image the manifests run is loaded into the node
-// (from the local Docker daemon, or from the image tarball a swap names).
-func (d *appDeployer) Preflight(ctx context.Context, c *cluster.Conn, _ []string, _ *scenario.TargetSpec) error {
+// Preflight implements Deployer: on kind, every image the manifests run is loaded into the node
+// (from the local Docker daemon, or from the image tarball a swap names). The variants are the
+// fixture's, not the app's: ignored.
+func (d *appDeployer) Preflight(ctx context.Context, _ *cluster.Conn, _ []string) error {
 	if d.Kind == nil {
 		return nil // an existing cluster pulls its own images
 	}
@@ -56,15 +54,15 @@ func (d *appDeployer) Preflight(ctx context.Context, c *cluster.Conn, _ []string
 
 // imagesToLoad is every image a scenario of app runs: the manifests' own, and toxiproxy when it is
 // interposed on a dependency.
-func imagesToLoad(app *deploy.App) []string {
+func imagesToLoad(app *App) []string {
 	if len(app.Dependencies) == 0 {
 		return app.Images
 	}
-	return append(slices.Clone(app.Images), deploy.DefaultToxiproxyImage)
+	return append(slices.Clone(app.Images), DefaultToxiproxyImage)
 }
 
 // Install implements Deployer.
-func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallRequest) (*Target, error) {
+func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req Request) (*Target, error) {
 	d.once.Do(func() {
 		if d.dyn, d.err = dynamic.NewForConfig(c.Config); d.err != nil {
 			return
@@ -74,7 +72,7 @@ func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallR
 	if d.err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", d.err)
 	}
-	ep, err := deploy.InstallApp(ctx, c.Client, d.dyn, d.mapper, d.App, deploy.AppOptions{
+	ep, err := InstallApp(ctx, c.Client, d.dyn, d.mapper, d.App, AppOptions{
 		Namespace: req.Namespace, Slot: req.Slot, Replicas: int32(req.Replicas), Patch: req.Patch, Timeout: d.Timeout, Log: d.Logger,
 	})
 	if err != nil {
@@ -87,10 +85,7 @@ func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req InstallR
 		Description: fmt.Sprintf("target %s (%s)", d.App.Spec.Name, ep.Workload),
 	}
 	if len(ep.Proxies) > 0 {
-		t.Proxies = map[string]faults.Proxy{}
-		for name, p := range ep.Proxies {
-			t.Proxies[name] = faults.Proxy{Name: p.Name, Protocol: p.Protocol}
-		}
+		t.Proxies = ep.Proxies
 		t.DBProxy = d.App.Dependencies[0].Name
 	}
 	if s := d.App.Spec.Stall; s != nil {

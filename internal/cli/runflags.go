@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/probegate/probegate/internal/runner"
+)
+
+// runFlags are the flags every command that runs scenarios shares (run, replay, tune --verify):
+// the target and its image swaps, the cluster, how many scenarios run side by side, whether
+// namespaces are kept, and where the report goes. Each command adds its own beside them.
+type runFlags struct {
+	target     string
+	images     []string
+	out        string
+	kubeconfig string
+	parallel   int
+	keep       bool
+}
+
+// runFlagsUse says how a command uses the shared run flags, for their help.
+type runFlagsUse struct {
+	// prefix starts every help text ("with --verify: " when the flags only matter with another).
+	prefix string
+	// recorded: --target and --image repeat those of recorded runs (replay, tune --verify) rather
+	// than choose them.
+	recorded bool
+	// outName names the default report directory, _out/<outName>-<time>.
+	outName string
+}
+
+// register adds the shared run flags to cmd.
+func (f *runFlags) register(cmd *cobra.Command, use runFlagsUse) {
+	fs := cmd.Flags()
+	target := "target file naming your own app's manifests, run instead of the bundled target (docs/target-file.md)"
+	image := "OLD=NEW: run image NEW (a local image or a docker-save tarball) wherever your manifests name OLD; repeatable"
+	if use.recorded {
+		target = "the target file the recorded runs used (runs of your own app only)"
+		image = "OLD=NEW image swaps the recorded runs used (see run --image)"
+	}
+	fs.StringVar(&f.target, "target", "", use.prefix+target)
+	fs.StringArrayVar(&f.images, "image", nil, use.prefix+image)
+	fs.StringVar(&f.out, "out", "", use.prefix+"report directory (default _out/"+use.outName+"-<time>)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", use.prefix+"run on this existing cluster instead of the local kind cluster")
+	fs.IntVar(&f.parallel, "parallel", 0, use.prefix+"scenarios run side by side in their own namespaces (default: one per CPU, 2 to 4)")
+	fs.BoolVar(&f.keep, "keep", false, use.prefix+"keep each scenario's namespace after the run")
+}
+
+// request is the runner request the flags say: target, image swaps, cluster, parallelism, keep.
+// The command adds which scenarios.
+func (f *runFlags) request() (runner.Request, error) {
+	images, err := parseImageSwaps(f.images)
+	if err != nil {
+		return runner.Request{}, err
+	}
+	return runner.Request{TargetFile: f.target, Images: images, Kubeconfig: f.kubeconfig,
+		Parallel: f.parallel, Keep: f.keep, Logger: slog.Default()}, nil
+}
+
+// outDir is --out, or _out/<name>-<time>.
+func (f *runFlags) outDir(name string) string {
+	if f.out != "" {
+		return f.out
+	}
+	return "_out/" + name + "-" + timestamp()
+}
+
+// parseImageSwaps reads --image OLD=NEW flags.
+func parseImageSwaps(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, f := range flags {
+		from, to, ok := strings.Cut(f, "=")
+		if !ok || from == "" || to == "" {
+			return nil, fmt.Errorf("--image %q: want OLD=NEW (an image reference your manifests name, and the local image or tarball to run instead)", f)
+		}
+		if prev, dup := out[from]; dup && prev != to {
+			return nil, fmt.Errorf("--image %s: given twice (%s and %s)", from, prev, to)
+		}
+		out[from] = to
+	}
+	return out, nil
+}

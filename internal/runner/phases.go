@@ -1,0 +1,375 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/probegate/probegate/internal/deploy"
+	"github.com/probegate/probegate/internal/interrupt"
+	"github.com/probegate/probegate/internal/pause"
+	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/seed"
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/reports"
+)
+
+// scenarioRun is one scenario's run in progress: what Run's phases hand on to each other. Each
+// phase records what it started in the report and the timeline, and registers with onEnd what
+// must be undone when Run returns (namespace, target, watchers, faults), whatever ends it.
+type scenarioRun struct {
+	r       *Runner
+	sc      *scenario.Scenario
+	variant string
+	seed    int64
+	rep     *reports.ScenarioReport
+	tl      *timeline.Timeline
+	log     *slog.Logger
+	status  runProgress
+	// phase is what the scenario was doing, for the interruption's message; "done" once judged.
+	phase string
+	// teardownErr collects what failed while undoing the run (a fault revert): it is reported even
+	// when the run was interrupted.
+	teardownErr error
+	// cleanups are what undo runs, last registered first.
+	cleanups []func()
+
+	// What the phases produced.
+	target    *deploy.Target
+	pod       *corev1.Pod // the live target pod the oracle is computed from
+	obs       Observation
+	attr      *connAttribution
+	routes    *routeWatch
+	sched     *schedule
+	reqs      []timeline.Request
+	loadStart time.Duration // timeline offsets of the load's (and the schedule's) start and end
+	loadEnd   time.Duration
+}
+
+// newScenarioRun starts sc's report and timeline with the runner's variant and seed overrides.
+func (r *Runner) newScenarioRun(sc *scenario.Scenario) *scenarioRun {
+	s := &scenarioRun{r: r, sc: sc, seed: sc.Seed, variant: sc.Target.Variant, phase: "setup",
+		log: r.logger().With("scenario", sc.Name)}
+	if r.Opts.Seed != nil {
+		s.seed = *r.Opts.Seed
+	}
+	if r.Opts.Variant != "" {
+		s.variant = r.Opts.Variant
+	}
+	s.rep = &reports.ScenarioReport{
+		Name:        sc.Name,
+		Description: sc.Description,
+		Variant:     s.variant,
+		Seed:        s.seed,
+		Started:     time.Now(),
+	}
+	if r.Opts.Custom != nil {
+		s.rep.Variant = ""
+		s.rep.Target = "target " + r.Opts.Custom.Name
+	}
+	s.tl = timeline.New(time.Now())
+	s.rep.Timeline = s.tl
+	s.status = runProgress{p: r.Opts.Progress, name: sc.Name}
+	s.status.set("start")
+	return s
+}
+
+// onEnd registers f to run when Run returns, before what was registered earlier.
+func (s *scenarioRun) onEnd(f func()) { s.cleanups = append(s.cleanups, f) }
+
+// undo runs the cleanups, last registered first; each one runs even when a later one panicked.
+func (s *scenarioRun) undo() {
+	for _, f := range s.cleanups {
+		defer f()
+	}
+}
+
+// finish ends the report: a panic becomes the run's error, an interruption before the verdicts
+// replaces it ("interrupted by SIGINT at <phase>"), and what failed while undoing the run is
+// added. It returns the run's error.
+func (s *scenarioRun) finish(ctx context.Context, panicked any, err error) error {
+	if panicked != nil {
+		err = fmt.Errorf("scenario %s panicked: %v", s.sc.Name, panicked)
+	}
+	s.rep.Finished = time.Now()
+	if ctx.Err() != nil && s.phase != "done" {
+		if err != nil {
+			s.log.Debug("error after the interruption", "err", err)
+		}
+		err = fmt.Errorf("%w at %s", interruption(ctx), s.phase)
+	}
+	err = errors.Join(err, s.teardownErr)
+	if err != nil {
+		s.rep.Error = err.Error()
+		s.log.Error("scenario error", "err", err)
+	}
+	return err
+}
+
+// streamTimeline streams the timeline to the report directory while the run lasts (stream.go).
+func (s *scenarioRun) streamTimeline() {
+	stop, err := s.r.streamTimeline(s.rep)
+	if err != nil {
+		s.log.Warn("stream timeline", "err", err)
+		return
+	}
+	s.onEnd(stop)
+}
+
+// mark records that the run entered a phase, on the timeline, the progress line and the log.
+func (s *scenarioRun) mark(name, detail string) {
+	s.tl.Append(timeline.Entry{Kind: timeline.KindMark, Mark: &timeline.Mark{Name: name, Detail: detail}})
+	s.status.set(name)
+	s.log.Info("phase "+name, "detail", detail)
+}
+
+// notRun says for every verdict that nothing the scenario judges could be shown on this target.
+func (s *scenarioRun) notRun(why string) {
+	s.rep.Verdicts = cannotTake(s.sc, why)
+	s.log.Warn("scenario not run", "why", why)
+	s.phase = "done"
+}
+
+// createNamespace creates the scenario's own namespace, deleted when Run returns unless kept.
+func (s *scenarioRun) createNamespace(ctx context.Context) error {
+	ns := namespaceName(s.sc.Name, s.seed, time.Now())
+	if err := s.r.createNamespace(ctx, ns, s.sc.Name); err != nil {
+		return err
+	}
+	if !s.r.Opts.Keep {
+		log := s.log
+		s.onEnd(func() { s.r.deleteNamespace(ns, log) })
+	}
+	s.rep.Namespace = ns
+	s.log = s.log.With("namespace", ns)
+	return nil
+}
+
+// deploy installs the target into the namespace with the Kit's deployer, and reads the live pod
+// the oracle is computed from and the workload's settings onto the timeline.
+func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
+	s.phase = "deploy"
+	s.mark("deploy", "")
+	ns := s.rep.Namespace
+	target, err := s.r.Kit.Deployer.Install(ctx, s.r.Conn, deploy.Request{
+		Namespace: ns, Variant: s.variant, Replicas: s.sc.Target.Replicas,
+		Bootstrap: s.sc.Target.Bootstrap, Slot: slot, Patch: s.r.Opts.Patch,
+	})
+	if err != nil {
+		return fmt.Errorf("deploy target into %s: %w", ns, err)
+	}
+	if target.Cleanup != nil {
+		s.onEnd(func() {
+			cctx, cancel := interrupt.Teardown(ctx, 30*time.Second)
+			defer cancel()
+			if err := target.Cleanup(cctx); err != nil {
+				s.log.Warn("clean up target", "err", err)
+			}
+		})
+	}
+	s.target = target
+	if s.rep.Target == "" {
+		s.rep.Target = target.Description
+	}
+	if len(s.r.Opts.Patch) > 0 {
+		s.rep.Target += PatchedSuffix
+	}
+	if s.pod, err = s.r.livePod(ctx, target); err != nil {
+		return err
+	}
+	if e, werr := workloadEntry(target, s.pod); werr != nil {
+		s.log.Warn("record the workload's settings", "err", werr)
+	} else {
+		s.tl.Append(e)
+	}
+	return nil
+}
+
+// observe starts the watchers writing to the timeline, conntrack attribution of the requests and
+// the watch of kube-proxy's routing.
+func (s *scenarioRun) observe(ctx context.Context) error {
+	s.phase = "observers"
+	obs, err := s.r.Kit.Observers.Start(ctx, s.r.Conn, s.target, s.tl)
+	if err != nil {
+		return fmt.Errorf("start observers in %s: %w", s.rep.Namespace, err)
+	}
+	s.obs = obs
+	s.onEnd(obs.Stop)
+	s.mark("observers-synced", "")
+	s.attr = s.r.startAttribution(ctx, s.target, s.log) // conntrack attribution: attribution.go
+	s.onEnd(s.attr.stop)
+	s.routes = s.r.startRouting(ctx, s.target, s.log) // kube-proxy's routing: routing.go
+	s.onEnd(s.routes.stop)
+	return nil
+}
+
+// planFaults builds every fault's instance (or its skip reason) with its own seeded stream. From
+// here the faults are reverted whatever happens: schedule end, error, Ctrl-C or panic.
+func (s *scenarioRun) planFaults(ctx context.Context) error {
+	sc, r := s.sc, s.r
+	if len(sc.Faults) > 0 && r.Kit.Faults == nil {
+		return fmt.Errorf("%s: no fault injectors are wired into this build", sc.File)
+	}
+	root := seed.New(uint64(s.seed))
+	var planned []*plannedFault
+	for i, f := range sc.Faults {
+		env := FaultEnv{
+			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,
+			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
+			NodeExec: r.Kit.NodeExec,
+		}
+		inj, skip, err := r.Kit.Faults.Build(f, env)
+		if err != nil {
+			return fmt.Errorf("%s: faults[%d] (%s): %w", sc.File, i, f.Type, err)
+		}
+		planned = append(planned, &plannedFault{Index: i, Spec: f, Inj: inj, Skip: skip})
+	}
+	s.sched = newSchedule(planned, s.tl, s.log)
+	// RevertAll uses its own bounded context: ctx may be the cancelled one.
+	s.onEnd(func() {
+		if err := s.sched.RevertAll(ctx); err != nil {
+			s.log.Error("revert faults", "err", err)
+			s.teardownErr = errors.Join(s.teardownErr, err)
+		}
+	})
+	return nil
+}
+
+// drive runs the load on path and the fault schedule from the same instant until the load ends,
+// and keeps every request, attributed to pods.
+func (s *scenarioRun) drive(ctx context.Context, path string) error {
+	s.phase = "load"
+	load, start, err := s.startLoad(ctx, path)
+	if err != nil {
+		return err
+	}
+	waitSchedule, stopSchedule := s.startSchedule(ctx, start)
+	defer stopSchedule()
+	reqs, loadErr := waitLoad(ctx, load)
+	reqs, s.rep.Attribution = s.attr.apply(reqs, s.tl.Entries())
+	s.routes.record(s.tl)
+	s.rep.Requests, s.reqs = reqs, reqs
+	if err := waitSchedule(); err != nil {
+		load.Stop()
+		return err
+	}
+	if loadErr != nil {
+		return fmt.Errorf("load: %w", loadErr)
+	}
+	return nil
+}
+
+// startLoad starts the scenario's load on path, hands it to the faults that act on it (overload)
+// and to the progress line, and returns it with the instant it started.
+func (s *scenarioRun) startLoad(ctx context.Context, path string) (LoadRun, time.Time, error) {
+	sc, r := s.sc, s.r
+	s.mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
+	startAt, start := s.tl.Now()
+	s.loadStart = start
+	load, err := r.Kit.Load.Start(ctx, s.attr.loadSpec(LoadSpec{
+		URL: s.target.URL + path, Rate: sc.Load.Rate, Duration: sc.Load.Duration,
+		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, PodHeader: podHeader(r.Opts.Custom),
+		// A user's app names its pod only in the header its target file gives, if any.
+		IgnorePodHeader: r.Opts.Custom != nil && r.Opts.Custom.PodHeader == "",
+	}), s.tl)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("start load: %w", err)
+	}
+	setLoad(s.sched, load)
+	s.status.watch(s.obs, s.sched, startAt, sc.Load.Duration)
+	return load, startAt, nil
+}
+
+// startSchedule runs the fault schedule with its offsets counted from start. wait, called once the
+// load has ended, stops the schedule and returns its error; stop ends it early (deferred). An
+// interrupt reverts the faults at once, while the load drains its requests in flight (up to the
+// request timeout), once the schedule has returned (an inject under way completes first); wait
+// then names the faults it interrupted in the phase.
+func (s *scenarioRun) startSchedule(ctx context.Context, start time.Time) (wait func() error, stop func()) {
+	schedDone := make(chan error, 1)
+	schedCtx, stopSched := context.WithCancel(ctx)
+	go func() { schedDone <- s.sched.Run(schedCtx, start) }()
+	type stopped struct {
+		active              []string
+		schedErr, revertErr error
+	}
+	early := make(chan stopped, 1)
+	notInterrupted := context.AfterFunc(ctx, func() {
+		active := s.sched.Active() // what the signal interrupted, before the schedule's own exit reverts it
+		st := stopped{schedErr: <-schedDone}
+		st.active = append(active, s.sched.Active()...)
+		slices.Sort(st.active)
+		st.active = slices.Compact(st.active)
+		st.revertErr = s.sched.RevertAll(ctx)
+		early <- st
+	})
+	wait = func() error {
+		if notInterrupted() {
+			stopSched()
+			return <-schedDone
+		}
+		st := <-early
+		if len(st.active) > 0 {
+			s.phase = "load with " + strings.Join(st.active, ", ") + " injected"
+		}
+		if st.revertErr != nil {
+			s.log.Error("revert faults", "err", st.revertErr)
+			s.teardownErr = errors.Join(s.teardownErr, st.revertErr)
+		}
+		return st.schedErr
+	}
+	return wait, stopSched
+}
+
+// endSchedule reverts every fault still injected and marks the schedule's end. It returns false
+// when a fault could not be reverted (teardownErr says which): nothing may then be judged.
+func (s *scenarioRun) endSchedule(ctx context.Context) bool {
+	if err := s.sched.RevertAll(ctx); err != nil {
+		s.log.Error("revert faults", "err", err)
+		s.teardownErr = errors.Join(s.teardownErr, err)
+		return false
+	}
+	s.loadEnd = s.tl.Since(time.Now())
+	s.mark("schedule-end", fmt.Sprintf("%d requests", len(s.reqs)))
+	return true
+}
+
+// settle waits the scenario's settle time, for recovery and late events, then stops the watchers.
+func (s *scenarioRun) settle(ctx context.Context) error {
+	s.phase = "settle"
+	s.mark("settle", s.sc.Settle.String())
+	if err := pause.For(ctx, s.sc.Settle); err != nil {
+		return err
+	}
+	s.obs.Stop()
+	s.mark("end", "")
+	return nil
+}
+
+// judge computes the oracle from the live pod and evaluates the scenario's verdicts over the
+// recorded timeline and requests, into the report.
+func (s *scenarioRun) judge(ctx context.Context) error {
+	s.phase = "judge"
+	s.status.set("judge")
+	in := JudgeInput{Scenario: s.sc, Entries: s.tl.Entries(), Requests: s.reqs, Pod: s.pod, LoadStart: s.loadStart, LoadEnd: s.loadEnd}
+	o, results, err := awaitJudge(ctx, s.r.Kit.Judge, in)
+	if err != nil {
+		return err
+	}
+	s.rep.Oracle = o
+	s.rep.Verdicts = results
+	for _, res := range results {
+		s.log.Info("verdict", "rule", res.Rule, "status", res.Status, "observed", res.Observed)
+	}
+	if ctx.Err() == nil {
+		s.phase = "done"
+	}
+	return nil
+}
