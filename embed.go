@@ -1,7 +1,7 @@
 // Package probegate holds the repository-root files the probegate binary needs at run time.
 package probegate
 
-import _ "embed"
+import "embed"
 
 // KindConfig is kind-config.yaml, the kind cluster configuration `probegate cluster create` uses.
 //
@@ -12,3 +12,15 @@ var KindConfig []byte
 //
 //go:embed go.mod
 var GoMod []byte
+
+// GoSum is the module's go.sum: with GoMod it lets an installed binary build the bundled target.
+//
+//go:embed go.sum
+var GoSum []byte
+
+// Fixture holds the bundled target's source (fixtures/target) and the Dockerfiles of the images the
+// cluster runs (fixtures/images), at their repository paths: hack/images.sh builds them from the
+// recipe an installed binary writes, as from a checkout.
+//
+//go:embed fixtures/target fixtures/images
+var Fixture embed.FS

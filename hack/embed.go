@@ -5,11 +5,11 @@ package hack
 
 import "embed"
 
-// Files holds host-prep.sh, node-image.sh and everything they source, run, build or copy into the
-// node image, with paths relative to hack/. Scripts only make and CI run (test.sh, images.sh,
+// Files holds host-prep.sh, node-image.sh, images.sh and everything they source, run, build or
+// copy into the node image, with paths relative to hack/. Scripts only make and CI run (test.sh,
 // bench.sh, examples.sh) are not embedded.
 //
-//go:embed host-prep.sh node-image.sh build-kube.sh build-addons.sh build-rootfs.sh lib node pause runc-shim
+//go:embed host-prep.sh node-image.sh images.sh build-kube.sh build-addons.sh build-rootfs.sh lib node pause runc-shim
 var Files embed.FS
 
 // Executable names the files in Files that are executable in the repository; embed keeps no file
@@ -17,6 +17,7 @@ var Files embed.FS
 var Executable = map[string]bool{
 	"host-prep.sh":                        true,
 	"node-image.sh":                       true,
+	"images.sh":                           true,
 	"build-kube.sh":                       true,
 	"build-addons.sh":                     true,
 	"build-rootfs.sh":                     true,

@@ -306,10 +306,14 @@ func (c *Cluster) Client() (kubernetes.Interface, error) {
 }
 
 // LoadImages copies local docker images into the node's containerd (skipping ones already there).
-// Every image is looked up first: a missing one fails the load before anything is loaded, in one
-// line saying how to get it (probegate's own are built from a checkout with make images; a user's
-// are theirs to build, load or swap).
+// Every image is looked up first: probegate's own bundled images that are missing are built from
+// the recipe this binary carries (hack/images.sh, once: they are cached by content); a missing
+// image of the user's fails the load before anything is loaded, in one line saying how to get it.
 func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
+	return c.loadImages(ctx, images, true)
+}
+
+func (c *Cluster) loadImages(ctx context.Context, images []string, build bool) error {
 	var unbuilt []string
 	for _, img := range images {
 		_, err := runCmd(ctx, nil, "docker", "image", "inspect", img)
@@ -323,13 +327,38 @@ func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
 			return fmt.Errorf("image %s is not in the local Docker daemon: build or load it there (docker build, docker load), or swap it with --image %s=LOCAL-IMAGE-OR-TARBALL", img, img)
 		}
 	}
+	if len(unbuilt) > 0 && build {
+		if err := c.buildBundled(ctx, unbuilt); err != nil {
+			return err
+		}
+		return c.loadImages(ctx, images, false)
+	}
 	if len(unbuilt) > 0 {
-		return fmt.Errorf("the bundled images %s are not built: run `make images` in a probegate checkout (it builds them from source once), then run probegate again", strings.Join(unbuilt, ", "))
+		return fmt.Errorf("the bundled images %s are still missing after hack/images.sh built them", strings.Join(unbuilt, ", "))
 	}
 	for _, img := range images {
 		if _, err := runCmd(ctx, nil, c.kind, "load", "docker-image", "--name", c.Name, img); err != nil {
 			return fmt.Errorf("load image %s into cluster %q: %w", img, c.Name, err)
 		}
+	}
+	return nil
+}
+
+// buildBundled builds probegate's own images (probegate/NAME:TAG) with hack/images.sh from the
+// source tree in $PROBEGATE_ROOT or else the recipe embedded in this binary.
+func (c *Cluster) buildBundled(ctx context.Context, images []string) error {
+	root, err := recipeRoot(os.Getenv("PROBEGATE_ROOT"))
+	if err != nil {
+		return fmt.Errorf("build the bundled images %s: %w", strings.Join(images, ", "), err)
+	}
+	var names []string
+	for _, img := range images {
+		name, _, _ := strings.Cut(strings.TrimPrefix(img, "probegate/"), ":")
+		names = append(names, name)
+	}
+	c.log.Info("building the bundled images from source (once; a cold postgres rootfs takes minutes)", "images", strings.Join(names, ","), "root", root)
+	if _, err := runScript(ctx, root, "images.sh", names...); err != nil {
+		return fmt.Errorf("build the bundled images %s: %w", strings.Join(images, ", "), err)
 	}
 	return nil
 }

@@ -2,21 +2,27 @@ package cluster
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// fakeDocker puts a docker on PATH that has only the images named in have, answering inspect like
-// the real one, and returns a kind that journals its loads to the returned file.
-func fakeDocker(t *testing.T, have ...string) (kind, loads string) {
+// fakeDocker puts a docker on PATH that has only the images named in have (and any a fake
+// images.sh adds), answering inspect like the real one, and returns a kind that journals its loads
+// to the returned file and the file listing the images docker has.
+func fakeDocker(t *testing.T, have ...string) (kind, loads, haveFile string) {
 	t.Helper()
 	dir := t.TempDir()
 	loads = filepath.Join(dir, "loads")
+	haveFile = filepath.Join(dir, "have")
+	if err := os.WriteFile(haveFile, []byte(strings.Join(have, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	docker := `#!/bin/sh
 [ "$1 $2" = "image inspect" ] || exit 2
-for img in ` + strings.Join(have, " ") + `; do [ "$img" = "$3" ] && { echo '[{}]'; exit 0; }; done
+grep -qxF "$3" ` + haveFile + ` && { echo '[{}]'; exit 0; }
 echo '[]'; echo "Error response from daemon: No such image: $3" >&2; exit 1
 `
 	kind = filepath.Join(dir, "kind")
@@ -26,26 +32,64 @@ echo '[]'; echo "Error response from daemon: No such image: $3" >&2; exit 1
 		}
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return kind, loads
+	return kind, loads, haveFile
 }
 
-// Run outside a checkout on a machine that never built the bundled images, probegate says in one
-// line which are missing and what to run, and loads nothing.
-func TestLoadImagesNamesEveryUnbuiltImageInOneLine(t *testing.T) {
-	kind, loads := fakeDocker(t, "probegate/toxiproxy:dev")
-	c := &Cluster{Name: "probegate", kind: kind}
-	err := c.LoadImages(context.Background(), "probegate/postgres:dev", "probegate/toxiproxy:dev", "probegate/target:dev")
-	want := "the bundled images probegate/postgres:dev, probegate/target:dev are not built: run `make images` in a probegate checkout (it builds them from source once), then run probegate again"
-	if err == nil || err.Error() != want {
-		t.Fatalf("err = %v\nwant %s", err, want)
+// fakeRoot is a source tree whose hack/images.sh journals its arguments and, when builds is true,
+// "builds" each image by adding probegate/NAME:dev to docker's list.
+func fakeRoot(t *testing.T, haveFile string, builds bool) (journal string) {
+	t.Helper()
+	root := t.TempDir()
+	journal = filepath.Join(root, "images.log")
+	script := "#!/bin/sh\necho \"$@\" >>" + journal + "\n"
+	if builds {
+		script += "for n in \"$@\"; do echo probegate/$n:dev >>" + haveFile + "; done\n"
+	}
+	for name, data := range map[string]string{"node-image.sh": "#!/bin/sh\n", "images.sh": script} {
+		if err := os.MkdirAll(filepath.Join(root, "hack"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "hack", name), []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PROBEGATE_ROOT", root)
+	return journal
+}
+
+// Run where the bundled images were never built (an installed binary on a fresh machine), probegate
+// builds the missing ones with hack/images.sh, once, and then loads them all.
+func TestLoadImagesBuildsMissingBundledImages(t *testing.T) {
+	kind, loads, haveFile := fakeDocker(t, "probegate/toxiproxy:dev")
+	journal := fakeRoot(t, haveFile, true)
+	c := &Cluster{Name: "probegate", kind: kind, log: slog.New(slog.DiscardHandler)}
+	if err := c.LoadImages(context.Background(), "probegate/postgres:dev", "probegate/toxiproxy:dev", "probegate/target:dev"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(journal); string(got) != "postgres target\n" {
+		t.Errorf("images.sh ran with %q, want the two missing images once", got)
+	}
+	if got, _ := os.ReadFile(loads); strings.Count(string(got), "load docker-image") != 3 {
+		t.Errorf("kind calls:\n%s\nwant all three images loaded", got)
+	}
+}
+
+// A build that leaves an image missing fails in one line, and nothing is loaded.
+func TestLoadImagesFailsWhenTheBuildLeavesOneMissing(t *testing.T) {
+	kind, loads, haveFile := fakeDocker(t, "probegate/toxiproxy:dev")
+	fakeRoot(t, haveFile, false)
+	c := &Cluster{Name: "probegate", kind: kind, log: slog.New(slog.DiscardHandler)}
+	err := c.LoadImages(context.Background(), "probegate/postgres:dev", "probegate/toxiproxy:dev")
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "probegate/postgres:dev") {
+		t.Fatalf("err = %v, want one line naming the image still missing", err)
 	}
 	if _, serr := os.Stat(loads); !os.IsNotExist(serr) {
-		t.Errorf("images were loaded before the missing ones were reported")
+		t.Errorf("images were loaded although one is missing")
 	}
 }
 
 func TestLoadImagesLoadsWhenEveryImageIsThere(t *testing.T) {
-	kind, loads := fakeDocker(t, "probegate/target:dev", "shop/web:1")
+	kind, loads, _ := fakeDocker(t, "probegate/target:dev", "shop/web:1")
 	c := &Cluster{Name: "probegate", kind: kind}
 	if err := c.LoadImages(context.Background(), "probegate/target:dev", "shop/web:1"); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -17,26 +16,6 @@ import (
 	"github.com/probegate/probegate/hack"
 )
 
-// recipeGoMod returns the go.mod that lets host-prep.sh and build-addons.sh `go build
-// ./hack/runc-shim` and `./hack/pause` (standard library only) in a materialised recipe: the
-// module's own path, go and toolchain lines without its requirements, so those binaries come out
-// byte for byte as from a checkout (and the installed runc-shim is not replaced for nothing).
-func recipeGoMod() ([]byte, error) {
-	var b strings.Builder
-	for _, line := range strings.Split(string(probegate.GoMod), "\n") {
-		line = strings.TrimSpace(line)
-		for _, directive := range []string{"module ", "go ", "toolchain "} {
-			if strings.HasPrefix(line, directive) {
-				b.WriteString(line + "\n")
-			}
-		}
-	}
-	if !strings.HasPrefix(b.String(), "module ") {
-		return nil, errors.New("recipe go.mod: the embedded go.mod has no module line")
-	}
-	return []byte(b.String()), nil
-}
-
 // recipeFile is one file of the run-time recipe: a slash-separated path relative to the recipe's
 // root, its permissions and its contents.
 type recipeFile struct {
@@ -45,16 +24,33 @@ type recipeFile struct {
 	Data []byte
 }
 
-// recipeFiles returns the files `cluster create` runs, laid out as in the repository: hack/ (from
-// package hack), kind-config.yaml and a go.mod, sorted by path.
+// recipeFiles returns the files `cluster create` and the image builds run, laid out as in the
+// repository: hack/ (from package hack), kind-config.yaml, go.mod and go.sum (host-prep.sh and
+// build-addons.sh build hack/runc-shim and hack/pause, images.sh the target), and the bundled
+// target's source and image Dockerfiles under fixtures/, sorted by path.
 func recipeFiles() ([]recipeFile, error) {
-	gomod, err := recipeGoMod()
-	if err != nil {
-		return nil, err
-	}
 	files := []recipeFile{
 		{Path: "kind-config.yaml", Mode: 0o644, Data: probegate.KindConfig},
-		{Path: "go.mod", Mode: 0o644, Data: gomod},
+		{Path: "go.mod", Mode: 0o644, Data: probegate.GoMod},
+		{Path: "go.sum", Mode: 0o644, Data: probegate.GoSum},
+	}
+	err := fs.WalkDir(probegate.Fixture, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(probegate.Fixture, p)
+		if err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o644)
+		if path.Base(p) == "pg-start" {
+			mode = 0o755 // the postgres image's entrypoint, copied into it as it is
+		}
+		files = append(files, recipeFile{Path: p, Mode: mode, Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read embedded fixture files: %w", err)
 	}
 	err = fs.WalkDir(hack.Files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
