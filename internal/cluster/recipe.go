@@ -34,44 +34,39 @@ func recipeFiles() ([]recipeFile, error) {
 		{Path: "go.mod", Mode: 0o644, Data: probegate.GoMod},
 		{Path: "go.sum", Mode: 0o644, Data: probegate.GoSum},
 	}
-	err := fs.WalkDir(probegate.Fixture, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := fs.ReadFile(probegate.Fixture, p)
-		if err != nil {
-			return err
-		}
-		mode := fs.FileMode(0o644)
-		if path.Base(p) == "pg-start" {
-			mode = 0o755 // the postgres image's entrypoint, copied into it as it is
-		}
-		files = append(files, recipeFile{Path: p, Mode: mode, Data: data})
-		return nil
-	})
+	// The postgres image's entrypoint is copied into it as it is.
+	fixture, err := embedded(probegate.Fixture, "", func(p string) bool { return path.Base(p) == "pg-start" })
 	if err != nil {
 		return nil, fmt.Errorf("read embedded fixture files: %w", err)
 	}
-	err = fs.WalkDir(hack.Files, ".", func(p string, d fs.DirEntry, err error) error {
+	scripts, err := embedded(hack.Files, "hack", func(p string) bool { return hack.Executable[p] })
+	if err != nil {
+		return nil, fmt.Errorf("read embedded hack files: %w", err)
+	}
+	files = append(append(files, fixture...), scripts...)
+	slices.SortFunc(files, func(a, b recipeFile) int { return strings.Compare(a.Path, b.Path) })
+	return files, nil
+}
+
+// embedded reads every file of fsys as a recipe file under dir, mode 0755 where executable says so.
+func embedded(fsys fs.FS, dir string, executable func(string) bool) ([]recipeFile, error) {
+	var out []recipeFile
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, err := fs.ReadFile(hack.Files, p)
+		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			return err
 		}
 		mode := fs.FileMode(0o644)
-		if hack.Executable[p] {
+		if executable(p) {
 			mode = 0o755
 		}
-		files = append(files, recipeFile{Path: path.Join("hack", p), Mode: mode, Data: data})
+		out = append(out, recipeFile{Path: path.Join(dir, p), Mode: mode, Data: data})
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("read embedded hack files: %w", err)
-	}
-	slices.SortFunc(files, func(a, b recipeFile) int { return strings.Compare(a.Path, b.Path) })
-	return files, nil
+	return out, err
 }
 
 // recipeDigest hashes the paths, modes and contents of files (sorted by path).
