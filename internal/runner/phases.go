@@ -348,6 +348,7 @@ func (s *scenarioRun) settle(ctx context.Context) error {
 	if err := pause.For(ctx, s.sc.Settle); err != nil {
 		return err
 	}
+	s.recordProbeLatency(ctx)
 	s.obs.Stop()
 	s.mark("end", "")
 	return nil

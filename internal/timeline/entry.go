@@ -25,6 +25,9 @@ const (
 	KindMark     Kind = "mark"     // Mark: a scenario phase boundary (start, load on, end ...)
 	KindWorkload Kind = "workload" // Workload: the workload under test and its probe and shutdown settings
 	KindRouting  Kind = "routing"  // Routing: kube-proxy started or stopped routing new connections to a backend
+	// ProbeLatency: how long one container's probes of one kind took, as kubelet counted them (read once,
+	// at the run's end: the counts cover the pod's life).
+	KindProbeLatency Kind = "probe-latency"
 )
 
 // Entry is one thing that happened. T is the offset from the timeline's start measured on the
@@ -53,6 +56,22 @@ type Entry struct {
 	Mark      *Mark               `json:"mark,omitempty"`
 	Workload  *WorkloadSpec       `json:"workload,omitempty"`
 	Routing   *RoutingChange      `json:"routing,omitempty"`
+	Latency   *ProbeLatency       `json:"latency,omitempty"`
+}
+
+// ProbeLatency is kubelet's histogram of one container's probe durations of one kind
+// (prober_probe_duration_seconds): cumulative counts of probes that took at most each bound.
+type ProbeLatency struct {
+	Probe     string          `json:"probe"` // readiness, liveness or startup
+	Container string          `json:"container"`
+	Buckets   []LatencyBucket `json:"buckets"`
+}
+
+// LatencyBucket counts the probes that took at most Le seconds (as kubelet prints it: "0.25",
+// "+Inf").
+type LatencyBucket struct {
+	Le    string `json:"le"`
+	Count int64  `json:"count"`
 }
 
 // RoutingChange is kube-proxy's routing of the target Service's new connections to one backend

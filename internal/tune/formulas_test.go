@@ -210,7 +210,7 @@ func TestReadinessTimeoutIsNeverGuessed(t *testing.T) {
 	r.add(12*s, timeline.Entry{Kind: timeline.KindProbe, Pod: "web-a", Probe: &timeline.ProbeFailure{Probe: "readiness", Container: "web",
 		Message: `Readiness probe failed: Get "http://10.0.0.1:8080/ready": context deadline exceeded`, Count: 1}})
 	rec := field(t, recommend(t, r.report("overload")), "readinessProbe.timeoutSeconds")
-	if rec.Status != LeftAlone || rec.Recommended != "" || len(rec.Evidence) != 1 || !strings.Contains(rec.Why, "not recorded") {
+	if rec.Status != LeftAlone || rec.Recommended != "" || len(rec.Evidence) != 1 || !strings.Contains(rec.Why, "no run recorded") {
 		t.Errorf("%+v", rec)
 	}
 }
@@ -250,5 +250,50 @@ func TestKilledStartsSetAFloor(t *testing.T) {
 	r.boot("web-b", 80*s, 85*s, "ready")
 	if rec := field(t, recommend(t, r.report("cold-start")), "startupProbe"); rec.Status != Keep {
 		t.Errorf("completed start only: %s", rec.Status)
+	}
+}
+
+// readinessHistogram adds kubelet's readiness-probe histogram of one pod: n probes, of which the
+// given numbers stayed within each bound.
+func readinessHistogram(r *run, pod string, within map[string]int64, n int64) {
+	var b []timeline.LatencyBucket
+	for _, le := range []string{"0.005", "0.25", "0.5", "1", "2.5", "5"} {
+		if c, ok := within[le]; ok {
+			b = append(b, timeline.LatencyBucket{Le: le, Count: c})
+		}
+	}
+	b = append(b, timeline.LatencyBucket{Le: "+Inf", Count: n})
+	r.add(40*s, timeline.Entry{Kind: timeline.KindProbeLatency, Pod: pod, Latency: &timeline.ProbeLatency{Probe: "readiness", Container: "web", Buckets: b}})
+}
+
+func TestReadinessTimeoutFollowsKubeletsHistogram(t *testing.T) {
+	// 200 probes over two pods, 99 % within 0.25 s: 0.25 × 1.5 → 1 s, the current timeout is kept.
+	r := newRun(t, podSpec(nil, 0, 30), nil)
+	readinessHistogram(r, "web-a", map[string]int64{"0.005": 50, "0.25": 99, "0.5": 100, "1": 100}, 100)
+	readinessHistogram(r, "web-b", map[string]int64{"0.005": 50, "0.25": 100, "0.5": 100, "1": 100}, 100)
+	rec := field(t, recommend(t, r.report("overload")), "readinessProbe.timeoutSeconds")
+	if rec.Status != Keep || !strings.Contains(rec.Formula, "200 readiness probes ≤ 0.25 s") || len(rec.Evidence) != 1 {
+		t.Errorf("fast handler: %s %q\n%s\n%+v", rec.Status, rec.Recommended, rec.Formula, rec.Evidence)
+	}
+
+	// 3 of 100 took up to the 1 s timeout (where kubelet cuts them off): the latency is hidden, so
+	// at least twice the timeout.
+	r = newRun(t, podSpec(nil, 0, 30), nil)
+	readinessHistogram(r, "web-a", map[string]int64{"0.005": 50, "0.25": 90, "0.5": 97, "1": 100}, 100)
+	rec = field(t, recommend(t, r.report("overload")), "readinessProbe.timeoutSeconds")
+	if rec.Status != Change || rec.Recommended != "2" || !strings.Contains(rec.Formula, "hidden") || rec.patch == nil {
+		t.Errorf("censored: %s %q\n%s", rec.Status, rec.Recommended, rec.Formula)
+	}
+}
+
+func TestReadinessTimeoutAboveTheP99WithMargin(t *testing.T) {
+	// timeout 3 s; p99 within 2.5 s (not cut off): 2.5 × 1.5 = 3.75 → 4 s.
+	spec := podSpec(nil, 0, 30)
+	spec.Containers[0].ReadinessProbe.TimeoutSeconds = 3
+	r := newRun(t, spec, nil)
+	readinessHistogram(r, "web-a", map[string]int64{"0.5": 90, "1": 95, "2.5": 100, "5": 100}, 100)
+	rec := field(t, recommend(t, r.report("db-slowness")), "readinessProbe.timeoutSeconds")
+	if rec.Status != Change || rec.Recommended != "4" || strings.Contains(rec.Formula, "hidden") {
+		t.Errorf("%s %q\n%s", rec.Status, rec.Recommended, rec.Formula)
 	}
 }

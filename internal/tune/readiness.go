@@ -2,11 +2,16 @@ package tune
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/probegate/probegate/internal/timeline"
 )
+
+// readinessMargin multiplies the measured p99 of the readiness handler's latency.
+const readinessMargin = 1.5
 
 // readinessTimedOut are the readiness probe failures of the container that were timeouts, as
 // kubelet's Unhealthy events report them (aggregated: a count, not every probe).
@@ -25,9 +30,78 @@ func readinessTimedOut(s *scenarioRun) []Evidence {
 	return out
 }
 
-// recommendReadinessTimeout: timeoutSeconds ≥ the health handler's p99 latency under load and
-// fault. probegate does not record that latency today, so the field is always left alone; probe
-// timeouts kubelet reported are shown as what little the runs do say.
+// latency merges kubelet's readiness-probe histograms of the container over a run's pods.
+type latency struct {
+	bounds []string         // bucket bounds in kubelet's order
+	counts map[string]int64 // cumulative count per bound
+}
+
+func (l *latency) add(b []timeline.LatencyBucket) {
+	if l.counts == nil {
+		l.counts = map[string]int64{}
+	}
+	for _, x := range b {
+		if _, ok := l.counts[x.Le]; !ok {
+			l.bounds = append(l.bounds, x.Le)
+		}
+		l.counts[x.Le] += x.Count
+	}
+}
+
+// total is the number of probes (the +Inf bucket).
+func (l *latency) total() int64 { return l.counts["+Inf"] }
+
+// quantile is the smallest bucket bound (seconds; +Inf as math.Inf) that at least q of the probes
+// stayed within.
+func (l *latency) quantile(q float64) float64 {
+	need := int64(math.Ceil(q * float64(l.total())))
+	for _, b := range l.bounds {
+		if l.counts[b] >= need {
+			if b == "+Inf" {
+				return math.Inf(1)
+			}
+			v, err := strconv.ParseFloat(b, 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return math.Inf(1)
+}
+
+// readinessLatency is the container's readiness-probe latency over a run, with one evidence line.
+func readinessLatency(s *scenarioRun) (*latency, []Evidence) {
+	l := &latency{}
+	pods := 0
+	var last timeline.Entry
+	for _, e := range s.entries {
+		if e.Kind != timeline.KindProbeLatency || e.Latency == nil || e.Latency.Probe != timeline.ProbeReadiness ||
+			e.Latency.Container != s.settings.Container {
+			continue
+		}
+		l.add(e.Latency.Buckets)
+		pods++
+		last = e
+	}
+	if l.total() == 0 {
+		return nil, nil
+	}
+	ev := s.evidence("", last.T, last.T, last.Seq, "kubelet's prober_probe_duration_seconds of %d readiness probes of %d pods (seq %d): 99%% within %s s, the slowest bucket used %s",
+		l.total(), pods, last.Seq, bound(l.quantile(0.99)), bound(l.quantile(1)))
+	return l, []Evidence{ev}
+}
+
+func bound(v float64) string {
+	if math.IsInf(v, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// recommendReadinessTimeout: timeoutSeconds ≥ the readiness handler's p99 latency under load and
+// fault × margin, from kubelet's own histogram of the probes' durations. A p99 at or above the
+// current timeout is censored (kubelet stops a probe at its timeout): the timeout is then at least
+// doubled, and tune --verify measures again.
 func recommendReadinessTimeout(g *group) Recommendation {
 	st := g.settings
 	rec := Recommendation{Field: "readinessProbe.timeoutSeconds", Status: LeftAlone, Current: "n/a"}
@@ -36,15 +110,51 @@ func recommendReadinessTimeout(g *group) Recommendation {
 		return rec
 	}
 	rd := st.Oracle.Readiness.Probe
-	rec.Current = fmt.Sprint(int64(rd.Timeout / time.Second))
-	rec.Formula = "timeoutSeconds ≥ p99 of the readiness handler's latency under load and fault"
-	rec.Why = "the readiness handler's latency is not recorded: requests.jsonl times the load's own path, and kubelet reports only failed probes"
+	current := int64(rd.Timeout / time.Second)
+	rec.Current = fmt.Sprint(current)
+	rec.Formula = "timeoutSeconds ≥ p99 of the readiness handler's latency under load and fault × 1.5"
+	all := &latency{}
 	for _, s := range g.scenarios {
-		rec.Evidence = append(rec.Evidence, readinessTimedOut(s)...)
+		if l, ev := readinessLatency(s); l != nil {
+			for _, b := range l.bounds {
+				all.add([]timeline.LatencyBucket{{Le: b, Count: l.counts[b]}})
+			}
+			rec.Evidence = append(rec.Evidence, ev...)
+		}
 	}
-	if len(rec.Evidence) > 0 {
-		rec.Why += fmt.Sprintf("; kubelet reported %d readiness timeouts (each says the handler took over %s, not how long)", len(rec.Evidence), secs(rd.Timeout))
+	timeouts := 0
+	for _, s := range g.scenarios {
+		ev := readinessTimedOut(s)
+		timeouts += len(ev)
+		rec.Evidence = append(rec.Evidence, ev...)
 	}
-	rec.Supply = "none today: needs a recorded probe-latency observer (the handler timed from the node under load and fault, e.g. in overload and db-slowness)"
+	if all.total() == 0 {
+		rec.Why = "no run recorded the readiness handler's latency (kubelet's probe-duration histogram, read at each run's end)"
+		if timeouts > 0 {
+			rec.Why += fmt.Sprintf("; kubelet reported %d readiness timeouts (each says the handler took over %s, not how long)", timeouts, secs(rd.Timeout))
+		}
+		rec.Supply = "any scenario run by this probegate (it records kubelet's probe durations); overload and db-slowness load the handler most"
+		return rec
+	}
+	p99 := all.quantile(0.99)
+	need := int64(math.Ceil(p99 * readinessMargin))
+	censored := p99 >= rd.Timeout.Seconds()
+	if censored {
+		need = max(need, 2*current)
+	}
+	need = max(need, 1)
+	rec.Formula = fmt.Sprintf("timeoutSeconds ≥ p99 of %d readiness probes ≤ %s s (kubelet's bucket) × %.1f = %d s",
+		all.total(), bound(p99), readinessMargin, need)
+	if censored {
+		rec.Formula += fmt.Sprintf("; the p99 bucket reaches the %d s timeout, where kubelet cuts probes off: the true latency is hidden, so at least twice the timeout", current)
+	}
+	if need <= current {
+		rec.Status, rec.Recommended = Keep, rec.Current
+		rec.Why = "the readiness handler answered within the timeout with margin under load and fault"
+		return rec
+	}
+	rec.Status, rec.Recommended = Change, fmt.Sprint(need)
+	rec.Why = "1 % or more of the readiness probes took nearly as long as the timeout allows: a busy handler fails readiness by its timeout, not by its answer"
+	rec.patch = &fieldPatch{container: true, path: []string{"readinessProbe", "timeoutSeconds"}, value: need}
 	return rec
 }
