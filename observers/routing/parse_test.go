@@ -3,6 +3,11 @@ package routing
 import (
 	"context"
 	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -63,5 +68,57 @@ func TestStartRefusesNamesThatAreNotDNSLabels(t *testing.T) {
 		if _, err := Start(t.Context(), func(_ context.Context, _ ...string) ([]byte, error) { return nil, nil }, n, "svc", 0, nil); err == nil {
 			t.Errorf("Start(%q) = nil error", n)
 		}
+	}
+}
+
+// The node-side loop, run here with a fake iptables-save: it reports the Service's backends, and
+// ends by itself once the Service has had no rules for goneReads reads (a killed harness's namespace
+// deleted) instead of polling for the two-hour bound.
+func TestWatchLoopReadsRulesAndEndsWhenTheServiceIsGone(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules")
+	if err := os.WriteFile(rules, []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "iptables-save"), []byte("#!/bin/sh\ncat "+rules+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var mu sync.Mutex
+	var out []byte
+	done := make(chan struct{})
+	local := func(ctx context.Context, args ...string) ([]byte, error) {
+		if args[0] == "sh" && strings.Contains(args[2], "iptables-save") {
+			b, err := exec.Command(args[0], args[1:]...).Output()
+			mu.Lock()
+			out = b
+			mu.Unlock()
+			close(done)
+			return b, err
+		}
+		if args[0] == "test" {
+			return nil, nil // the pid file: the loop writes it under /run, which a test may not have
+		}
+		return exec.CommandContext(ctx, args[0], args[1:]...).Output()
+	}
+	w, err := Start(t.Context(), local, "ns1", "target", 10*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := os.WriteFile(rules, nil, 0o644); err != nil { // the namespace is gone
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		w.Stop()
+		t.Fatal("the loop kept polling after the Service's rules were gone")
+	}
+	mu.Lock()
+	snaps, _, err := Parse(string(out), "ns1/target")
+	mu.Unlock()
+	if err != nil || len(snaps) < goneReads || len(snaps[0].Backends) != 3 || len(snaps[len(snaps)-1].Backends) != 0 {
+		t.Errorf("snapshots %+v, err %v; want ns1/target's three backends, then empty reads until the loop ended", snaps, err)
 	}
 }

@@ -19,6 +19,9 @@ type Exec = nodeproc.Exec
 // CPU in a kind node; at 2 per second, four scenarios side by side use under a fifth of a core.
 const DefaultInterval = 500 * time.Millisecond
 
+// goneReads is how many reads without a single rule of the Service end the node-side loop.
+const goneReads = 20
+
 // dnsName is what a namespace or Service name may contain; anything else would be pasted into a
 // shell command.
 var dnsName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -46,11 +49,15 @@ func Start(ctx context.Context, exec Exec, namespace, service string, interval t
 	w := &Watcher{service: namespace + "/" + service, log: log}
 	pid := nodeproc.PidFile("routing-" + namespace)
 	// The stamp is taken after each read: the set printed above it held no later than the stamp.
-	script := fmt.Sprintf(`echo $$ > %s; end=$(( $(date +%%s) + %d )); `+
+	// The loop also ends by itself once the Service has had no rules at all for goneReads reads (its
+	// namespace deleted by a harness that was killed before Stop).
+	script := fmt.Sprintf(`echo $$ > %s; end=$(( $(date +%%s) + %d )); gone=0; `+
 		`while [ "$(date +%%s)" -lt "$end" ]; do `+
-		`iptables-save -t nat | grep -F -e '--comment "%s' | grep -F -e ' -> '; `+
+		`r=$(iptables-save -t nat | grep -F -e '--comment "%s'); `+
+		`if [ -z "$r" ]; then gone=$((gone+1)); [ "$gone" -ge %d ] && exit 0; else gone=0; fi; `+
+		`printf '%%s\n' "$r" | grep -F -e ' -> '; `+
 		`echo "%s$(date +%%s.%%N)"; sleep %.3f; done`,
-		pid, int(nodeproc.MaxRun.Seconds()), w.service, stampPrefix, interval.Seconds())
+		pid, int(nodeproc.MaxRun.Seconds()), w.service, goneReads, stampPrefix, interval.Seconds())
 	proc, err := nodeproc.Start(ctx, exec, "routing watch for "+w.service, pid, script)
 	if err != nil {
 		return nil, err
