@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -306,14 +307,21 @@ func (c *Cluster) Client() (kubernetes.Interface, error) {
 }
 
 // LoadImages copies local docker images into the node's containerd (skipping ones already there).
-// Every image is looked up first: probegate's own bundled images that are missing are built from
-// the recipe this binary carries (hack/images.sh, once: they are cached by content); a missing
-// image of the user's fails the load before anything is loaded, in one line saying how to get it.
+// probegate's own bundled images are brought up to date first, once per process, by hack/images.sh
+// from the source this binary carries (cached by content: a second of hashing when current; built
+// when missing or when this binary's target source differs from the one they were built from). A
+// missing image of the user's fails the load before anything is loaded, in one line saying how to
+// get it.
 func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
-	return c.loadImages(ctx, images, true)
-}
-
-func (c *Cluster) loadImages(ctx context.Context, images []string, build bool) error {
+	var bundled []string
+	for _, img := range images {
+		if strings.HasPrefix(img, "probegate/") {
+			bundled = append(bundled, img)
+		}
+	}
+	if len(bundled) > 0 {
+		refresh.Do(func() { refresh.err = c.buildBundled(ctx, bundled) })
+	}
 	var unbuilt []string
 	for _, img := range images {
 		_, err := runCmd(ctx, nil, "docker", "image", "inspect", img)
@@ -327,14 +335,13 @@ func (c *Cluster) loadImages(ctx context.Context, images []string, build bool) e
 			return fmt.Errorf("image %s is not in the local Docker daemon: build or load it there (docker build, docker load), or swap it with --image %s=LOCAL-IMAGE-OR-TARBALL", img, img)
 		}
 	}
-	if len(unbuilt) > 0 && build {
-		if err := c.buildBundled(ctx, unbuilt); err != nil {
-			return err
-		}
-		return c.loadImages(ctx, images, false)
-	}
-	if len(unbuilt) > 0 {
+	switch {
+	case len(unbuilt) > 0 && refresh.err != nil:
+		return refresh.err
+	case len(unbuilt) > 0:
 		return fmt.Errorf("the bundled images %s are still missing after hack/images.sh built them", strings.Join(unbuilt, ", "))
+	case refresh.err != nil:
+		c.logger().Warn("could not bring the bundled images up to date; using the ones built before", "err", refresh.err)
 	}
 	for _, img := range images {
 		if _, err := runCmd(ctx, nil, c.kind, "load", "docker-image", "--name", c.Name, img); err != nil {
@@ -342,6 +349,20 @@ func (c *Cluster) loadImages(ctx context.Context, images []string, build bool) e
 		}
 	}
 	return nil
+}
+
+// logger is the cluster's logger, slog's default when none was given.
+func (c *Cluster) logger() *slog.Logger {
+	if c.log == nil {
+		return slog.Default()
+	}
+	return c.log
+}
+
+// refresh runs the bundled images' build once per process.
+var refresh struct {
+	sync.Once
+	err error
 }
 
 // buildBundled builds probegate's own images (probegate/NAME:TAG) with hack/images.sh from the
@@ -356,7 +377,7 @@ func (c *Cluster) buildBundled(ctx context.Context, images []string) error {
 		name, _, _ := strings.Cut(strings.TrimPrefix(img, "probegate/"), ":")
 		names = append(names, name)
 	}
-	c.log.Info("building the bundled images from source (once; a cold postgres rootfs takes minutes)", "images", strings.Join(names, ","), "root", root)
+	c.logger().Info("bringing the bundled images up to date (cached by content; a cold build takes minutes)", "images", strings.Join(names, ","), "root", root)
 	if _, err := runScript(ctx, root, "images.sh", names...); err != nil {
 		return fmt.Errorf("build the bundled images %s: %w", strings.Join(images, ", "), err)
 	}

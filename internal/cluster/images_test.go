@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -57,20 +58,33 @@ func fakeRoot(t *testing.T, haveFile string, builds bool) (journal string) {
 	return journal
 }
 
+// resetRefresh lets a test see the once-per-process refresh again.
+func resetRefresh(t *testing.T) {
+	t.Helper()
+	refresh.Once, refresh.err = sync.Once{}, nil
+}
+
 // Run where the bundled images were never built (an installed binary on a fresh machine), probegate
 // builds the missing ones with hack/images.sh, once, and then loads them all.
 func TestLoadImagesBuildsMissingBundledImages(t *testing.T) {
 	kind, loads, haveFile := fakeDocker(t, "probegate/toxiproxy:dev")
 	journal := fakeRoot(t, haveFile, true)
+	resetRefresh(t)
 	c := &Cluster{Name: "probegate", kind: kind, log: slog.New(slog.DiscardHandler)}
 	if err := c.LoadImages(context.Background(), "probegate/postgres:dev", "probegate/toxiproxy:dev", "probegate/target:dev"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(journal); string(got) != "postgres target\n" {
-		t.Errorf("images.sh ran with %q, want the two missing images once", got)
+	if got, _ := os.ReadFile(journal); string(got) != "postgres toxiproxy target\n" {
+		t.Errorf("images.sh ran with %q, want every bundled image brought up to date, once", got)
 	}
 	if got, _ := os.ReadFile(loads); strings.Count(string(got), "load docker-image") != 3 {
 		t.Errorf("kind calls:\n%s\nwant all three images loaded", got)
+	}
+	if err := c.LoadImages(context.Background(), "probegate/target:dev"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(journal); strings.Count(string(got), "\n") != 1 {
+		t.Errorf("images.sh ran again in the same process: %q", got)
 	}
 }
 
@@ -78,6 +92,7 @@ func TestLoadImagesBuildsMissingBundledImages(t *testing.T) {
 func TestLoadImagesFailsWhenTheBuildLeavesOneMissing(t *testing.T) {
 	kind, loads, haveFile := fakeDocker(t, "probegate/toxiproxy:dev")
 	fakeRoot(t, haveFile, false)
+	resetRefresh(t)
 	c := &Cluster{Name: "probegate", kind: kind, log: slog.New(slog.DiscardHandler)}
 	err := c.LoadImages(context.Background(), "probegate/postgres:dev", "probegate/toxiproxy:dev")
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "probegate/postgres:dev") {
@@ -89,7 +104,9 @@ func TestLoadImagesFailsWhenTheBuildLeavesOneMissing(t *testing.T) {
 }
 
 func TestLoadImagesLoadsWhenEveryImageIsThere(t *testing.T) {
-	kind, loads, _ := fakeDocker(t, "probegate/target:dev", "shop/web:1")
+	kind, loads, haveFile := fakeDocker(t, "probegate/target:dev", "shop/web:1")
+	fakeRoot(t, haveFile, false)
+	resetRefresh(t)
 	c := &Cluster{Name: "probegate", kind: kind}
 	if err := c.LoadImages(context.Background(), "probegate/target:dev", "shop/web:1"); err != nil {
 		t.Fatal(err)
