@@ -92,20 +92,11 @@ func runScenarios(cmd *cobra.Command, req runner.Request, out string, tuneAfter 
 		return withCode(ExitError, err)
 	}
 	stderrTTY := term.IsTerminal(int(os.Stderr.Fd()))
-	var progress *progressLine
-	if stderrTTY {
-		progress = newProgressLine(os.Stderr, time.Second)
-		req.Progress = progress
-		defer progress.Close()
-	}
-	r, scs, err := runner.Setup(ctx, req, cat, vocab)
+	r, scs, progress, err := setupRunner(ctx, req, cat, vocab, stderrTTY)
 	if err != nil {
-		if sig := interrupt.From(ctx); sig != nil {
-			// Setup deploys nothing and injects nothing: there is nothing to undo or report.
-			return withCode(sig.ExitCode(), fmt.Errorf("%s during setup, before any scenario started (%v)", sig, err))
-		}
-		return withCode(ExitError, err)
+		return err
 	}
+	defer progress.Close()
 	rep, err := r.Execute(ctx, scs, out, os.Args)
 	progress.Close()
 	if err != nil {

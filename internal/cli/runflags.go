@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/runner"
+	"github.com/probegate/probegate/internal/scenario"
 )
 
 // runFlags are the flags every command that runs scenarios shares (run, replay, tune --verify):
@@ -86,4 +91,24 @@ func parseImageSwaps(flags []string) (map[string]string, error) {
 		out[from] = to
 	}
 	return out, nil
+}
+
+// setupRunner connects the runner for req, with a progress line on a terminal stderr (closed by
+// the caller; Close on nil does nothing). Its error carries the exit code: an interrupt during
+// setup is reported as such (setup deploys and injects nothing, so there is nothing to undo).
+func setupRunner(ctx context.Context, req runner.Request, cat *scenario.Catalogue, vocab scenario.Vocabulary, tty bool) (*runner.Runner, []*scenario.Scenario, *progressLine, error) {
+	var progress *progressLine
+	if tty {
+		progress = newProgressLine(os.Stderr, time.Second)
+		req.Progress = progress
+	}
+	r, scs, err := runner.Setup(ctx, req, cat, vocab)
+	if err != nil {
+		progress.Close()
+		if sig := interrupt.From(ctx); sig != nil {
+			return nil, nil, nil, withCode(sig.ExitCode(), fmt.Errorf("%s during setup, before any scenario started (%v)", sig, err))
+		}
+		return nil, nil, nil, withCode(ExitError, err)
+	}
+	return r, scs, progress, nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -113,19 +112,11 @@ func verifyTune(cmd *cobra.Command, o tuneOptions, res tune.Result, runs []tune.
 	var dirs []string
 	if scs := plan.Scenarios(); len(scs) > 0 {
 		req.Resolved = scs
-		var progress *progressLine
-		if term.IsTerminal(int(os.Stderr.Fd())) {
-			progress = newProgressLine(os.Stderr, time.Second)
-			req.Progress = progress
-			defer progress.Close()
-		}
-		r, _, err := runner.Setup(ctx, req, cat, vocab)
+		r, _, progress, err := setupRunner(ctx, req, cat, vocab, term.IsTerminal(int(os.Stderr.Fd())))
 		if err != nil {
-			if sig := interrupt.From(ctx); sig != nil {
-				return withCode(sig.ExitCode(), fmt.Errorf("%s during setup, before any scenario started (%v)", sig, err))
-			}
-			return withCode(ExitError, err)
+			return err
 		}
+		defer progress.Close()
 		rr := &verify.RunnerRerunner{Base: r, Out: o.run.outDir("verify"), Command: os.Args}
 		err = verify.Run(ctx, plan, rr)
 		progress.Close()
