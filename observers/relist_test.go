@@ -79,8 +79,12 @@ func TestWatchBreakRelistRecoversGapChanges(t *testing.T) {
 	if rl := r.obs.Relists(); rl["pods"] != 1 || rl["endpointslices"] != 1 || rl["events"] != 0 {
 		t.Fatalf("relists = %v", rl)
 	}
-	if r.watchCount("pods") <= podWatches || r.watchCount("endpointslices") <= sliceWatches {
-		t.Fatalf("no new watch after the relist")
+	// The new watch starts after the relist, asynchronously: wait for it (a busy machine delays it).
+	for deadline := time.Now().Add(5 * time.Second); r.watchCount("pods") <= podWatches || r.watchCount("endpointslices") <= sliceWatches; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no new watch within 5s after the relist")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 
 	// After the relist the watch is live again: changes are not recovered.
