@@ -17,9 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	kustomizebuild "github.com/probegate/probegate/internal/kustomize"
 	"github.com/probegate/probegate/internal/scenario"
 )
 
@@ -313,14 +312,9 @@ func readManifests(path string) ([]*unstructured.Unstructured, error) {
 
 // kustomize renders a kustomization directory in-process.
 func kustomize(dir string) ([]*unstructured.Unstructured, error) {
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	data, err := kustomizebuild.Build(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: kustomize: %w", dir, err)
-	}
-	data, err := res.AsYaml()
-	if err != nil {
-		return nil, fmt.Errorf("%s: kustomize output: %w", dir, err)
+		return nil, err
 	}
 	return decodeManifests(dir+" (kustomize)", data)
 }

@@ -1,13 +1,11 @@
 package lint
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"github.com/probegate/probegate/internal/kustomize"
 )
 
 // kustomizationFiles are the names kustomize looks for in a directory.
@@ -44,9 +42,9 @@ func kustomizationIn(dir string) string {
 // kustomize cannot build the directory, the problem is recorded and its files are read as plain
 // manifests, so what can be linted still is.
 func loadKustomization(inv *Inventory, dir, kfile string) {
-	data, err := renderKustomization(dir)
+	data, err := kustomize.Build(dir)
 	if err != nil {
-		inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: kfile}, Msg: "kustomize build: " + err.Error()})
+		inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: kfile}, Msg: err.Error()})
 		loadFiles(inv, dir) // the kustomization file itself is skipped
 		return
 	}
@@ -86,54 +84,37 @@ func loadKustomization(inv *Inventory, dir, kfile string) {
 	inv.Problems = append(inv.Problems, built.Problems...)
 }
 
-// renderKustomization runs kustomize build on dir in-process.
-func renderKustomization(dir string) ([]byte, error) {
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, err
-	}
-	data, err := res.AsYaml()
-	if err != nil {
-		return nil, fmt.Errorf("output: %w", err)
-	}
-	return data, nil
-}
-
 // sameSourceName reports whether a rendered object named built can come from a source object named
 // src: the same name, or src inside a namePrefix and/or nameSuffix.
 func sameSourceName(src, built string) bool {
 	return src != "" && (src == built || strings.Contains(built, src))
 }
 
-func sourceWorkload(src *Inventory, w *Workload) *Workload {
-	var best *Workload
-	for _, s := range src.Workloads {
-		if s.Kind != w.Kind || !sameSourceName(s.Name, w.Name) {
+// sourceOf is the source object a rendered object came from: the same kind and name, else the
+// longest source name inside the rendered one (a namePrefix or nameSuffix); nil when none is.
+func sourceOf[T any](srcs []T, built T, key func(T) (kind, name string)) T {
+	var best T
+	bestLen := -1
+	bk, bn := key(built)
+	for _, s := range srcs {
+		k, n := key(s)
+		if k != bk || !sameSourceName(n, bn) {
 			continue
 		}
-		if s.Name == w.Name {
+		if n == bn {
 			return s
 		}
-		if best == nil || len(s.Name) > len(best.Name) {
-			best = s
+		if len(n) > bestLen {
+			best, bestLen = s, len(n)
 		}
 	}
 	return best
 }
 
+func sourceWorkload(src *Inventory, w *Workload) *Workload {
+	return sourceOf(src.Workloads, w, func(w *Workload) (string, string) { return w.Kind, w.Name })
+}
+
 func sourceService(src *Inventory, svc *Service) *Service {
-	var best *Service
-	for _, s := range src.Services {
-		if !sameSourceName(s.Name, svc.Name) {
-			continue
-		}
-		if s.Name == svc.Name {
-			return s
-		}
-		if best == nil || len(s.Name) > len(best.Name) {
-			best = s
-		}
-	}
-	return best
+	return sourceOf(src.Services, svc, func(s *Service) (string, string) { return "Service", s.Name })
 }
