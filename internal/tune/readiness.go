@@ -69,8 +69,9 @@ func (l *latency) quantile(q float64) float64 {
 	return math.Inf(1)
 }
 
-// readinessLatency is the container's readiness-probe latency over a run, with one evidence line.
-func readinessLatency(s *scenarioRun) (*latency, []Evidence) {
+// readinessLatency adds the container's readiness-probe histograms of a run to all and returns the
+// run's evidence line (none when the run recorded none).
+func readinessLatency(s *scenarioRun, all *latency) []Evidence {
 	l := &latency{}
 	pods := 0
 	var last timeline.Entry
@@ -80,15 +81,16 @@ func readinessLatency(s *scenarioRun) (*latency, []Evidence) {
 			continue
 		}
 		l.add(e.Latency.Buckets)
+		all.add(e.Latency.Buckets)
 		pods++
 		last = e
 	}
 	if l.total() == 0 {
-		return nil, nil
+		return nil
 	}
 	ev := s.evidence("", last.T, last.T, last.Seq, "kubelet's prober_probe_duration_seconds of %d readiness probes of %d pods (seq %d): 99%% within %s s, the slowest bucket used %s",
 		l.total(), pods, last.Seq, bound(l.quantile(0.99)), bound(l.quantile(1)))
-	return l, []Evidence{ev}
+	return []Evidence{ev}
 }
 
 func bound(v float64) string {
@@ -114,15 +116,10 @@ func recommendReadinessTimeout(g *group) Recommendation {
 	rec.Current = fmt.Sprint(current)
 	rec.Formula = "timeoutSeconds ≥ p99 of the readiness handler's latency under load and fault × 1.5"
 	all := &latency{}
-	for _, s := range g.scenarios {
-		if l, ev := readinessLatency(s); l != nil {
-			for _, b := range l.bounds {
-				all.add([]timeline.LatencyBucket{{Le: b, Count: l.counts[b]}})
-			}
-			rec.Evidence = append(rec.Evidence, ev...)
-		}
-	}
 	timeouts := 0
+	for _, s := range g.scenarios {
+		rec.Evidence = append(rec.Evidence, readinessLatency(s, all)...)
+	}
 	for _, s := range g.scenarios {
 		ev := readinessTimedOut(s)
 		timeouts += len(ev)
