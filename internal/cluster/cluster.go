@@ -313,14 +313,8 @@ func (c *Cluster) Client() (kubernetes.Interface, error) {
 // missing image of the user's fails the load before anything is loaded, in one line saying how to
 // get it.
 func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
-	var bundled []string
-	for _, img := range images {
-		if strings.HasPrefix(img, "probegate/") {
-			bundled = append(bundled, img)
-		}
-	}
-	if len(bundled) > 0 {
-		refresh.Do(func() { refresh.err = c.buildBundled(ctx, bundled) })
+	if slices.ContainsFunc(images, func(img string) bool { return strings.HasPrefix(img, "probegate/") }) {
+		refresh.Do(func() { refresh.err = c.buildBundled(ctx) })
 	}
 	var unbuilt []string
 	for _, img := range images {
@@ -365,21 +359,16 @@ var refresh struct {
 	err error
 }
 
-// buildBundled builds probegate's own images (probegate/NAME:TAG) with hack/images.sh from the
-// source tree in $PROBEGATE_ROOT or else the recipe embedded in this binary.
-func (c *Cluster) buildBundled(ctx context.Context, images []string) error {
+// buildBundled brings every one of probegate's own images (probegate/NAME:TAG) up to date with
+// hack/images.sh from the source tree in $PROBEGATE_ROOT or else the recipe embedded in this binary.
+func (c *Cluster) buildBundled(ctx context.Context) error {
 	root, err := recipeRoot(os.Getenv("PROBEGATE_ROOT"))
 	if err != nil {
-		return fmt.Errorf("build the bundled images %s: %w", strings.Join(images, ", "), err)
+		return fmt.Errorf("build the bundled images: %w", err)
 	}
-	var names []string
-	for _, img := range images {
-		name, _, _ := strings.Cut(strings.TrimPrefix(img, "probegate/"), ":")
-		names = append(names, name)
-	}
-	c.logger().Info("bringing the bundled images up to date (cached by content; a cold build takes minutes)", "images", strings.Join(names, ","), "root", root)
-	if _, err := runScript(ctx, root, "images.sh", names...); err != nil {
-		return fmt.Errorf("build the bundled images %s: %w", strings.Join(images, ", "), err)
+	c.logger().Info("bringing the bundled images up to date (cached by content; a cold build takes minutes)", "root", root)
+	if _, err := runScript(ctx, root, "images.sh"); err != nil {
+		return fmt.Errorf("build the bundled images: %w", err)
 	}
 	return nil
 }

@@ -37,14 +37,15 @@ echo '[]'; echo "Error response from daemon: No such image: $3" >&2; exit 1
 }
 
 // fakeRoot is a source tree whose hack/images.sh journals its arguments and, when builds is true,
-// "builds" each image by adding probegate/NAME:dev to docker's list.
+// "builds" each image named (every bundled one when none is) by adding probegate/NAME:dev to
+// docker's list.
 func fakeRoot(t *testing.T, haveFile string, builds bool) (journal string) {
 	t.Helper()
 	root := t.TempDir()
 	journal = filepath.Join(root, "images.log")
 	script := "#!/bin/sh\necho \"$@\" >>" + journal + "\n"
 	if builds {
-		script += "for n in \"$@\"; do echo probegate/$n:dev >>" + haveFile + "; done\n"
+		script += "[ $# -gt 0 ] || set -- postgres toxiproxy target\nfor n in \"$@\"; do echo probegate/$n:dev >>" + haveFile + "; done\n"
 	}
 	for name, data := range map[string]string{"node-image.sh": "#!/bin/sh\n", "images.sh": script} {
 		if err := os.MkdirAll(filepath.Join(root, "hack"), 0o755); err != nil {
@@ -74,8 +75,8 @@ func TestLoadImagesBuildsMissingBundledImages(t *testing.T) {
 	if err := c.LoadImages(context.Background(), "probegate/postgres:dev", "probegate/toxiproxy:dev", "probegate/target:dev"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(journal); string(got) != "postgres toxiproxy target\n" {
-		t.Errorf("images.sh ran with %q, want every bundled image brought up to date, once", got)
+	if got, _ := os.ReadFile(journal); string(got) != "\n" {
+		t.Errorf("images.sh ran with %q, want it run once with no arguments (every bundled image)", got)
 	}
 	if got, _ := os.ReadFile(loads); strings.Count(string(got), "load docker-image") != 3 {
 		t.Errorf("kind calls:\n%s\nwant all three images loaded", got)
