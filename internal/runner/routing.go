@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/timeline"
@@ -14,10 +13,6 @@ import (
 // routingEnv set to "off" skips the routing watch (verdicts then use the oracle's propagation
 // allowance, as on a cluster whose node cannot be reached).
 const routingEnv = "PROBEGATE_ROUTING"
-
-// routingSlack lets a routing change name the pod whose endpoint the harness's watch reported up to
-// this long after kube-proxy acted on it.
-const routingSlack = time.Second
 
 // routeWatch records when kube-proxy changed its routing of the target Service (package
 // observers/routing). A nil *routeWatch does nothing.
@@ -56,7 +51,7 @@ func (rw *routeWatch) record(tl *timeline.Timeline) {
 	book := timeline.Addresses(tl.Entries())
 	for _, c := range routing.Changes(snaps) {
 		t := tl.Since(c.At)
-		e := timeline.Entry{At: c.At, T: t, Kind: timeline.KindRouting, Pod: book.PodAt(c.Addr, t, routingSlack),
+		e := timeline.Entry{At: c.At, T: t, Kind: timeline.KindRouting, Pod: book.PodAt(c.Addr, t),
 			Routing: &timeline.RoutingChange{Address: c.Addr.String(), Routed: c.Routed}}
 		if !c.Since.IsZero() {
 			e.Routing.Since = tl.Since(c.Since)

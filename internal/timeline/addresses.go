@@ -42,17 +42,20 @@ func Addresses(entries []Entry) AddressBook {
 	return out
 }
 
-// PodAt is the pod that had addr at t: the last to take it by t + slack (the data plane may act on
-// an EndpointSlice change before the harness's watch reports it); when none had yet, the first
-// one; "" for an address no endpoint ever had.
-func (b AddressBook) PodAt(addr netip.Addr, t, slack time.Duration) string {
+// WatchLag is how long before the harness's EndpointSlice watch reports a change the data plane
+// (kube-proxy's rules, conntrack's flows) may already act on it.
+const WatchLag = time.Second
+
+// PodAt is the pod that had addr at t: the last to take it by t + WatchLag; when none had yet, the
+// first one; "" for an address no endpoint ever had.
+func (b AddressBook) PodAt(addr netip.Addr, t time.Duration) string {
 	ps := b[addr]
 	if len(ps) == 0 {
 		return ""
 	}
 	pod := ps[0].Pod
 	for _, p := range ps[1:] {
-		if p.T > t+slack {
+		if p.T > t+WatchLag {
 			break
 		}
 		pod = p.Pod

@@ -38,9 +38,6 @@ type withdrawnSpan struct {
 	measured bool
 }
 
-// routingSlack: kube-proxy may act on an EndpointSlice change before the harness's watch reports it.
-const routingSlack = time.Second
-
 // setUnrouted finds, for each span, kube-proxy's removal of the pod from the Service's routing on
 // the timeline; without a routing watch, or when the pod stayed routed, the allowance stands in.
 // It returns whether the routing watch ran.
@@ -61,7 +58,7 @@ func setUnrouted(spans []withdrawnSpan, entries []timeline.Entry, allow time.Dur
 		s := &spans[i]
 		s.unrouted = s.from.T + allow
 		for _, t := range removals[s.pod] {
-			if t >= s.from.T-routingSlack && t < s.to {
+			if t >= s.from.T-timeline.WatchLag && t < s.to {
 				s.unrouted, s.measured = max(t, s.from.T), true
 				break
 			}

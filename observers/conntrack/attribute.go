@@ -9,14 +9,10 @@ import (
 	"github.com/probegate/probegate/internal/timeline"
 )
 
-// Matching slack. A flow is the one a request went over if it was seen no later than flowSlack
-// after the request completed (conntrack reports a flow when its SYN passes, before the response).
-// An endpoint address names the pod that had it from endpointSlack before the observer saw it (the
-// observer may see an EndpointSlice change after kube-proxy did).
-const (
-	flowSlack     = time.Second
-	endpointSlack = time.Second
-)
+// flowSlack: a flow is the one a request went over if it was seen no later than this after the
+// request completed (conntrack reports a flow when its SYN passes, before the response). An
+// endpoint address names its pod with timeline.WatchLag of slack (AddressBook.PodAt).
+const flowSlack = time.Second
 
 // maxDisagreements bounds the examples kept in ConntrackAttribution.Disagreed.
 const maxDisagreements = 10
@@ -94,7 +90,7 @@ func podOf(q timeline.Request, byClient map[netip.AddrPort][]Flow, pods timeline
 	if flow == nil {
 		return ""
 	}
-	return pods.PodAt(flow.Backend.Addr(), q.T, endpointSlack)
+	return pods.PodAt(flow.Backend.Addr(), q.T)
 }
 
 func ratio(n, d int) float64 {
