@@ -49,6 +49,9 @@ func NewEvict(rec Recorder, choice PodChoice, grace *time.Duration) *Evict {
 // Type implements Fault.
 func (f *Evict) Type() string { return TypeEvict }
 
+// SetLoad gives the pod choice the running load (for "busiest").
+func (f *Evict) SetLoad(l RateSetter) { f.Choice.SetLoad(l) }
+
 // Refused returns the API's refusal message when a PodDisruptionBudget blocked the eviction.
 func (f *Evict) Refused() string { return f.refused }
 
@@ -58,13 +61,13 @@ func (f *Evict) Inject(ctx context.Context) error {
 		f.end(true)
 		return nil
 	}
-	pod, err := f.Choice.Choose(ctx)
+	pod, how, err := f.Choice.choose(ctx)
 	if err != nil {
 		f.end(false)
 		return fmt.Errorf("evict: %w", err)
 	}
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: f.Choice.Namespace}}
-	params := map[string]string{}
+	params := chosenParams(how)
 	if secs := graceSeconds(f.Grace, params); secs != nil {
 		ev.DeleteOptions = &metav1.DeleteOptions{GracePeriodSeconds: secs}
 	}

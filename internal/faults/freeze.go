@@ -63,6 +63,9 @@ func NewFreeze(rec Recorder, choice PodChoice, container string, exec NodeExec) 
 // Type implements Fault.
 func (f *Freeze) Type() string { return TypeFreeze }
 
+// SetLoad gives the pod choice the running load (for "busiest").
+func (f *Freeze) SetLoad(l RateSetter) { f.Choice.SetLoad(l) }
+
 // Inject finds the container's process on the node and stops it.
 func (f *Freeze) Inject(ctx context.Context) error {
 	if !f.begin(true) {

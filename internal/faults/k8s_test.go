@@ -657,3 +657,45 @@ func TestFreezeInterruptedDuringStopIsStillResumed(t *testing.T) {
 		t.Fatalf("process left %q after the revert; node commands %v", st, node.calls)
 	}
 }
+
+type fakeTally map[string]uint64
+
+func (f fakeTally) SetRate(float64) float64     { return 0 }
+func (f fakeTally) ServedBy() map[string]uint64 { return f }
+
+func TestPodChoiceBusiest(t *testing.T) {
+	cs := fakeTarget()
+	c := choice(cs, 1)
+	c.Pod = PodBusiest
+	// target-d served the most but is not ready, target-e not running: the busiest of the ready ones.
+	c.SetLoad(fakeTally{"target-a": 3, "target-b": 40, "target-c": 12, "target-d": 900, "target-e": 900})
+	p, how, err := c.choose(context.Background())
+	if err != nil || p.Name != "target-b" || !strings.Contains(how, "served 40") {
+		t.Fatalf("busiest = %v, %q, %v; want target-b (40 served)", p, how, err)
+	}
+	// Before any request named a pod, or with no load, it draws as random does, and says so.
+	for _, tally := range []RateSetter{fakeTally{}, nil} {
+		c := choice(cs, 1)
+		c.Pod = PodBusiest
+		if tally != nil {
+			c.SetLoad(tally)
+		}
+		r := choice(cs, 1)
+		want, _ := r.Choose(context.Background())
+		p, how, err := c.choose(context.Background())
+		if err != nil || p.Name != want.Name || !strings.Contains(how, "drawn at random") {
+			t.Fatalf("busiest without a tally (%v) = %v, %q, %v; want the random draw %s", tally, p, how, err, want.Name)
+		}
+	}
+	// The eviction records how its pod was chosen.
+	tl := timeline.New(time.Now())
+	c.SetLoad(fakeTally{"target-c": 7})
+	f := NewEvict(Recorder{Timeline: tl, Name: "faults[0]"}, c, nil)
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	acts := tl.Filter(timeline.KindFault)
+	if len(acts) == 0 || acts[0].Pod != "target-c" || !strings.Contains(acts[0].Fault.Params["chosen"], "busiest") {
+		t.Fatalf("evict busiest: timeline = %+v", acts)
+	}
+}

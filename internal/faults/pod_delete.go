@@ -53,19 +53,22 @@ func (f *PodDelete) Type() string { return TypePodDelete }
 // Pod is the deleted pod ("" before Inject).
 func (f *PodDelete) Pod() string { return f.pod }
 
+// SetLoad gives the pod choice the running load (for "busiest").
+func (f *PodDelete) SetLoad(l RateSetter) { f.Choice.SetLoad(l) }
+
 // Inject deletes the chosen pod.
 func (f *PodDelete) Inject(ctx context.Context) error {
 	if !f.begin(true) {
 		f.end(true)
 		return nil
 	}
-	pod, err := f.Choice.Choose(ctx)
+	pod, how, err := f.Choice.choose(ctx)
 	if err != nil {
 		f.end(false)
 		return fmt.Errorf("pod-delete: %w", err)
 	}
 	opts := metav1.DeleteOptions{}
-	params := map[string]string{}
+	params := chosenParams(how)
 	detail := "delete with the pod's own grace period"
 	if secs := graceSeconds(f.Grace, params); secs != nil {
 		opts.GracePeriodSeconds = secs

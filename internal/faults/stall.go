@@ -91,6 +91,9 @@ func (s *Stall) Type() string { return TypeStall }
 // Pod is the stalled pod ("" before Inject).
 func (s *Stall) Pod() string { return s.pod }
 
+// SetLoad gives the pod choice the running load (for "busiest").
+func (s *Stall) SetLoad(l RateSetter) { s.Choice.SetLoad(l) }
+
 // Inject stalls one pod's worker loop.
 func (s *Stall) Inject(ctx context.Context) error {
 	if !s.begin(true) {

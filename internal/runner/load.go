@@ -55,6 +55,19 @@ func (r *vegetaRun) Stop()                        { r.load.Stop() }
 // Counts is the load's tally, which the overload fault reads as its proof of effect.
 func (r *vegetaRun) Counts() loadgen.Counts { return r.load.Counts() }
 
+// ServedBy counts the requests recorded so far by the pod that served them (the "busiest" pod choice).
+func (r *vegetaRun) ServedBy() map[string]uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]uint64{}
+	for _, q := range r.reqs {
+		if q.Pod != "" {
+			out[q.Pod]++
+		}
+	}
+	return out
+}
+
 func (r *vegetaRun) Wait() ([]timeline.Request, error) {
 	rep, err := r.load.Wait()
 	r.mu.Lock()

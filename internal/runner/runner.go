@@ -200,7 +200,8 @@ func interruption(ctx context.Context) error {
 	return fmt.Errorf("interrupted (%w)", context.Cause(ctx))
 }
 
-// loadAware is implemented by faults that act on the running load (overload).
+// loadAware is implemented by faults that act on the running load (overload) or rank pods by it
+// (a pod fault choosing the busiest pod).
 type loadAware interface{ SetLoad(faults.RateSetter) }
 
 func setLoad(s *schedule, l LoadRun) {

@@ -15,7 +15,8 @@ func init() {
 			"stopped routing to it: the moment is measured from the node's rules when the routing watch ran (the lag " +
 			"from the endpoint's withdrawal is a figure), else taken as the withdrawal plus the allowance (the oracle's " +
 			"propagation). Requests on reused keep-alive connections are counted from the withdrawal plus the allowance, " +
-			"separately as leakage (a figure), not as failures, unless count-reused is set.",
+			"separately as leakage (a figure), not as failures, unless count-reused is set; then a run in which no " +
+			"withdrawn pod was serving the load just before its withdrawal is INCONCLUSIVE (nothing showed whether it closes them).",
 		Params: []ParamSpec{
 			{Name: "allowance", Kind: KindDuration, Doc: "time for kube-proxy to stop routing; default the oracle's propagation", Tolerance: true},
 			{Name: "max", Kind: KindInt, Default: "0", Doc: "requests on new connections tolerated after withdrawal", Tolerance: true},
@@ -66,6 +67,10 @@ func setUnrouted(spans []withdrawnSpan, entries []timeline.Entry, allow time.Dur
 	}
 	return removals != nil
 }
+
+// heldWindow: a pod that served a request this soon before its withdrawal held a connection the load
+// was using (with keep-alive, one it would go on reusing).
+const heldWindow = 2 * time.Second
 
 const maxDuration = time.Duration(1<<63 - 1)
 
@@ -135,6 +140,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		r.window("no new traffic", s.pod, s.unrouted, to, why)
 	}
 	fresh, reused := 0, 0
+	busyAtWithdrawal := 0 // requests withdrawn pods served just before their withdrawal
 	var worst time.Duration
 	var leaks []Evidence         // listed after the violations, which matter more
 	inWindow, attributed := 0, 0 // requests sent while some pod was withdrawn, and of those, with a pod
@@ -149,6 +155,9 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 			}
 		}
 		for _, s := range byPod[q.Pod] {
+			if q.T > s.from.T-heldWindow && q.T <= s.from.T {
+				busyAtWithdrawal++
+			}
 			cutoff := s.unrouted // new connections: routing stopped
 			if q.Reused {
 				cutoff = s.from.T + allow // kept-alive ones: the app had the allowance to close them
@@ -182,6 +191,11 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	if watched {
 		r.Observed += fmt.Sprintf("; kube-proxy stopped routing ≤ %s after a withdrawal (node rules)", dur(lag))
 		r.figure("routing_lag_max_s", secs(lag))
+	}
+	if countReused && busyAtWithdrawal == 0 && r.Status == Pass {
+		r.Status = Inconclusive
+		r.Unshown = append(r.Unshown, fmt.Sprintf("no withdrawn pod served a request in the %s before its withdrawal, so none held a connection the load was using: "+
+			"whether a withdrawn pod closes its kept-alive connections could not be seen (a pod fault with pod: busiest hits the pod the load uses most)", dur(heldWindow)))
 	}
 	if inWindow > 0 && attributed == 0 && r.Status == Pass {
 		r.Status = Inconclusive

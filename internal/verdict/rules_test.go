@@ -154,6 +154,11 @@ func TestRules(t *testing.T) {
 		{name: "keep-alive leak counted from the allowance", rule: "no-traffic-after-withdrawal", params: map[string]string{"count-reused": "true"},
 			run:  base().NotReady(13*s, "a").Unrouted(ms(13100), ms(13600), "a").Request(14*s, "a", 200, "", true).Ready(25*s, "a"),
 			want: verdict.Pass},
+		// A withdrawn pod the load was not using shows nothing about its kept-alive connections.
+		{name: "idle pod withdrawn, keep-alive unseen", rule: "no-traffic-after-withdrawal", params: map[string]string{"count-reused": "true"},
+			run: starve().NotReady(13*s, "c").Ready(25*s, "c"), want: verdict.Inconclusive},
+		{name: "idle pod withdrawn, keep-alive not asked", rule: "no-traffic-after-withdrawal",
+			run: starve().NotReady(13*s, "c").Ready(25*s, "c"), want: verdict.Pass},
 		// A pod the watch never saw unrouted (kube-proxy's terminating fallback) keeps the allowance.
 		{name: "routing watched, pod never unrouted", rule: "no-traffic-after-withdrawal",
 			run:  base().NotReady(13*s, "a").Unrouted(ms(2000), ms(2500), "b").OK(16*s, "a").Ready(25*s, "a"),
