@@ -5,12 +5,11 @@ import (
 	"testing"
 
 	"github.com/probegate/probegate/fixtures/target/config"
-	"github.com/probegate/probegate/internal/runner"
 )
 
 // The catalogue must load against the real registries: every rule, parameter and variant exists.
 func TestCatalogueLoads(t *testing.T) {
-	c, m, err := Load(runner.Vocabulary())
+	c, m, err := Load(Vocabulary())
 	if err != nil {
 		t.Fatalf("catalogue: %v", err)
 	}
@@ -53,6 +52,24 @@ func TestCatalogueLoads(t *testing.T) {
 				t.Errorf("%s expects %s, which no row of the mutation matrix makes FAIL", s.Name, r)
 				designated[r] = true // once
 			}
+		}
+	}
+}
+
+// Scenario files are checked against the fault registry's parameters.
+func TestVocabularyChecksFaultParams(t *testing.T) {
+	check := Vocabulary().FaultParams
+	if err := check("db-latency", map[string]string{"latency": "2000ms"}); err != nil {
+		t.Errorf("good params: %v", err)
+	}
+	for typ, params := range map[string]map[string]string{
+		"db-latency": {"latency": "2 seconds"},
+		"db-down":    {"x": "1"},
+		"overload":   {},
+		"nope":       nil,
+	} {
+		if err := check(typ, params); err == nil {
+			t.Errorf("CheckParams(%s, %v) accepted bad parameters", typ, params)
 		}
 	}
 }

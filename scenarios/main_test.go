@@ -77,7 +77,7 @@ func TestMain(m *testing.M) {
 // images every variant needs and builds the runner.
 func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	vocab := runner.Vocabulary()
+	vocab := Vocabulary()
 	cat, matrix, err := Load(vocab)
 	if err != nil {
 		return ctx, err
@@ -92,8 +92,8 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if err := kit.Deployer.Preflight(setupCtx, c, config.Names()); err != nil {
 		return ctx, err
 	}
-	r := &runner.Runner{Conn: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: runner.DefaultParallel(), Slots: cluster.Slots}}
-	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, slots: r.SlotPool(runner.DefaultParallel()), started: time.Now()}
+	r := &runner.Runner{Conn: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: cluster.DefaultParallel(), Slots: cluster.Slots}}
+	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, slots: r.SlotPool(cluster.DefaultParallel()), started: time.Now()}
 	return ctx, nil
 }
 
@@ -112,7 +112,6 @@ func (s *suiteEnv) run(ctx context.Context, sc *scenario.Scenario) *reports.Scen
 	}
 	defer s.slots.Release(slot)
 	rep, _ := s.runner.Run(ctx, sc, slot)
-	rep.Replay = runner.ReplayCommand(rep, nil, nil)
 	s.mu.Lock()
 	s.reports = append(s.reports, *rep)
 	s.mu.Unlock()

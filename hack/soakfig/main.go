@@ -10,7 +10,6 @@ import (
 
 	"github.com/probegate/probegate/fixtures/target/config"
 	"github.com/probegate/probegate/internal/benchfig"
-	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/soak"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/scenarios"
@@ -30,7 +29,7 @@ func main() {
 		}
 		runs = append(runs, rep)
 	}
-	_, matrix, err := scenarios.Load(runner.Vocabulary())
+	_, matrix, err := scenarios.Load(scenarios.Vocabulary())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "soakfig: %v\n", err)
 		os.Exit(2)

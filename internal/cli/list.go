@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/probegate/probegate/internal/faults"
-	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/scenarios"
 )
 
@@ -34,7 +33,7 @@ description. --faults lists the fault types instead, from the fault registry (se
 			if faultTypes {
 				return listFaults(cmd.OutOrStdout(), output)
 			}
-			cat, _, err := scenarios.Load(runner.Vocabulary())
+			cat, _, err := scenarios.Load(scenarios.Vocabulary())
 			if err != nil {
 				return withCode(ExitError, err)
 			}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/scenarios"
@@ -57,7 +56,7 @@ func replayScenarios(path string, haveTarget bool) ([]*scenario.Scenario, error)
 	if err != nil {
 		return nil, fmt.Errorf("replay %s: %w", path, err)
 	}
-	cat, _, err := scenarios.Load(runner.Vocabulary())
+	cat, _, err := scenarios.Load(scenarios.Vocabulary())
 	if err != nil {
 		return nil, err
 	}

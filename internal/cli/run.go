@@ -82,7 +82,7 @@ unknown restart cause, requests not attributable to a pod), 2 bad input or a har
 // and (tuneAfter) tune from the report written.
 func runScenarios(cmd *cobra.Command, req runner.Request, out string, tuneAfter bool) error {
 	ctx := cmd.Context()
-	vocab := runner.Vocabulary()
+	vocab := scenarios.Vocabulary()
 	cat, _, err := scenarios.Load(vocab)
 	if err != nil {
 		return withCode(ExitError, err)

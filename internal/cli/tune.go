@@ -8,7 +8,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/probegate/probegate/internal/interrupt"
-	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/tune"
 	"github.com/probegate/probegate/internal/tune/verify"
 	"github.com/probegate/probegate/scenarios"
@@ -93,7 +92,7 @@ INCONCLUSIVE after the patch or nothing could be verified.`,
 // is deployed when nothing can be verified), prints the table and exits by the re-runs' verdicts.
 func verifyTune(cmd *cobra.Command, o tuneOptions, res tune.Result, runs []tune.Run) error {
 	ctx := cmd.Context()
-	vocab := runner.Vocabulary()
+	vocab := scenarios.Vocabulary()
 	cat, _, err := scenarios.Load(vocab)
 	if err != nil {
 		return withCode(ExitError, err)

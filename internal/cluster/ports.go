@@ -1,5 +1,7 @@
 package cluster
 
+import "runtime"
+
 // PortMapping is one kind extraPortMapping: a NodePort on the node published on 127.0.0.1.
 type PortMapping struct {
 	NodePort int32
@@ -24,6 +26,12 @@ var PortMappings = []PortMapping{
 
 // Slots is the number of scenarios that can run side by side, each with its own ports.
 const Slots = 4
+
+// DefaultParallel is how many scenarios run side by side when not told: one per CPU (each brings
+// its own PostgreSQL, toxiproxy and target pods), at least two, at most Slots.
+func DefaultParallel() int {
+	return min(Slots, max(2, runtime.NumCPU()))
+}
 
 // TargetNodePort and ToxiproxyNodePort return the NodePorts of a slot; HostPort maps them to loopback.
 func TargetNodePort(slot int) int32    { return 30080 + int32(slot) }

@@ -36,18 +36,14 @@ func (r *Runner) Execute(ctx context.Context, scs []*scenario.Scenario, out stri
 			rep.Interrupted = s.Name()
 		}
 	}
-	for i := range rep.Scenarios {
-		s := &rep.Scenarios[i]
-		s.Replay = ReplayCommand(s, r.Opts.Custom, r.Opts.Images)
-	}
 	if err := reports.WriteAll(out, rep); err != nil {
 		return rep, fmt.Errorf("write report to %s: %w", out, err)
 	}
 	return rep, nil
 }
 
-// ReplayCommand is the command line that reruns exactly this scenario run.
-func ReplayCommand(s *reports.ScenarioReport, custom *scenario.TargetSpec, images map[string]string) string {
+// replayCommand is the command line that reruns exactly this scenario run.
+func replayCommand(s *reports.ScenarioReport, custom *scenario.TargetSpec, images map[string]string) string {
 	parts := []string{"probegate", "run", "--scenario", s.Name, "--seed", strconv.FormatInt(s.Seed, 10)}
 	if custom != nil {
 		parts = append(parts, "--target", custom.File)

@@ -15,24 +15,6 @@ import (
 	"github.com/probegate/probegate/internal/timeline"
 )
 
-// Scenario files are checked against the fault registry's parameters.
-func TestVocabularyChecksFaultParams(t *testing.T) {
-	check := Vocabulary().FaultParams
-	if err := check("db-latency", map[string]string{"latency": "2000ms"}); err != nil {
-		t.Errorf("good params: %v", err)
-	}
-	for typ, params := range map[string]map[string]string{
-		"db-latency": {"latency": "2 seconds"},
-		"db-down":    {"x": "1"},
-		"overload":   {},
-		"nope":       nil,
-	} {
-		if err := check(typ, params); err == nil {
-			t.Errorf("CheckParams(%s, %v) accepted bad parameters", typ, params)
-		}
-	}
-}
-
 // Faults that need cooperation the target does not offer are skipped with a note, not failed.
 func TestFaultRegistrySkipsWithoutCooperation(t *testing.T) {
 	env := FaultEnv{

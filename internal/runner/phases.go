@@ -74,6 +74,7 @@ func (r *Runner) newScenarioRun(sc *scenario.Scenario) *scenarioRun {
 		s.rep.Variant = ""
 		s.rep.Target = "target " + r.Opts.Custom.Name
 	}
+	s.rep.Replay = replayCommand(s.rep, r.Opts.Custom, r.Opts.Images)
 	s.tl = timeline.New(time.Now())
 	s.rep.Timeline = s.tl
 	s.status = runProgress{p: r.Opts.Progress, name: sc.Name}
@@ -179,7 +180,7 @@ func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
 		s.rep.Target = target.Description
 	}
 	if len(s.r.Opts.Patch) > 0 {
-		s.rep.Target += PatchedSuffix
+		s.rep.Target += patchedSuffix
 	}
 	if s.pod, err = s.r.livePod(ctx, target); err != nil {
 		return err

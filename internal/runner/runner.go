@@ -93,8 +93,8 @@ func (s runProgress) done() {
 	}
 }
 
-// PatchedSuffix ends the report's target name of a run whose workload was patched (Options.Patch).
-const PatchedSuffix = " + tune patch"
+// patchedSuffix ends the report's target name of a run whose workload was patched (Options.Patch).
+const patchedSuffix = " + tune patch"
 
 // Runner runs scenarios on one cluster.
 type Runner struct {

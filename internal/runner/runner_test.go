@@ -349,7 +349,7 @@ func TestRunInstallsWithThePatchAndSaysSo(t *testing.T) {
 		}
 	}
 	for _, rep := range reps {
-		if rep.Error != "" || !strings.HasSuffix(rep.Target, PatchedSuffix) {
+		if rep.Error != "" || !strings.HasSuffix(rep.Target, patchedSuffix) {
 			t.Errorf("report target %q (error %q): want it marked patched", rep.Target, rep.Error)
 		}
 	}

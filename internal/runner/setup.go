@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -94,7 +93,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	}
 	parallel := req.Parallel
 	if parallel == 0 {
-		parallel = DefaultParallel()
+		parallel = cluster.DefaultParallel()
 	}
 	r := &Runner{Conn: c, Kit: kit, Opts: Options{
 		Variant: req.Variant, Custom: custom, Images: req.Images, Seed: req.Seed, Keep: req.Keep,
@@ -115,10 +114,4 @@ func variantsOf(scs []*scenario.Scenario, override string) []string {
 		}
 	}
 	return out
-}
-
-// DefaultParallel is how many scenarios run side by side when not told: one per CPU (each brings
-// its own PostgreSQL, toxiproxy and target pods), at least two, at most the cluster's port slots.
-func DefaultParallel() int {
-	return min(cluster.Slots, max(2, runtime.NumCPU()))
 }

@@ -124,7 +124,7 @@ func TestRunnerRerunnerInstallsThePatchThroughTheRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rep.Scenarios) != 1 || rep.Scenarios[0].Name != "cold-start" || rep.Scenarios[0].Seed != 105 ||
-		!strings.HasSuffix(rep.Scenarios[0].Target, runner.PatchedSuffix) {
+		!strings.HasSuffix(rep.Scenarios[0].Target, " + tune patch") {
 		t.Errorf("after report %+v", rep.Scenarios)
 	}
 	if _, err := os.Stat(filepath.Join(out, "deployment-target-short-grace", reports.ReportFile)); err != nil {

@@ -1,4 +1,4 @@
-package runner
+package scenarios
 
 import (
 	"github.com/probegate/probegate/fixtures/target/config"
