@@ -11,8 +11,8 @@ import (
 // faultRegistry builds the faults package's fault instances from scenario faults.
 type faultRegistry struct{}
 
-// Build implements FaultBuilder.
-func (faultRegistry) Build(f scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
+// Build implements faultBuilder.
+func (faultRegistry) Build(f scenario.Fault, env faultEnv) (faults.Fault, string, error) {
 	t := env.Target
 	fenv := faults.Env{
 		Client: env.Conn.Client, Config: env.Conn.Config,

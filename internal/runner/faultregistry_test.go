@@ -17,7 +17,7 @@ import (
 
 // Faults that need cooperation the target does not offer are skipped with a note, not failed.
 func TestFaultRegistrySkipsWithoutCooperation(t *testing.T) {
-	env := FaultEnv{
+	env := faultEnv{
 		Conn:     &cluster.Conn{Client: fake.NewClientset(), Config: &rest.Config{Host: "https://127.0.0.1:6443"}},
 		Target:   &deploy.Target{Namespace: "ns", Selector: "app=x"}, // no admin port, no toxiproxy
 		Timeline: timeline.New(time.Now()),

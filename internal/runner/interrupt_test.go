@@ -52,7 +52,7 @@ type revertCall struct {
 
 func newCtxFaults() *ctxFaults { return &ctxFaults{injected: make(chan string, 8)} }
 
-func (f *ctxFaults) Build(spec scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
+func (f *ctxFaults) Build(spec scenario.Fault, env faultEnv) (faults.Fault, string, error) {
 	return &ctxInjector{name: spec.Type, owner: f, tl: env.Timeline}, "", nil
 }
 
@@ -122,7 +122,7 @@ func namespaceGone(t *testing.T, r *Runner, ns string) {
 func TestRunCtrlCMidFaultRevertsWithFreshContext(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	f := newCtxFaults()
-	r.Kit.Faults = f
+	r.Kit.faults = f
 	ctx, send := ctrlC(t)
 	go func() {
 		<-f.injected
@@ -158,7 +158,7 @@ func TestRunCtrlCKeepLeavesNamespace(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	r.Opts.Keep = true
 	f := newCtxFaults()
-	r.Kit.Faults = f
+	r.Kit.faults = f
 	ctx, send := ctrlC(t)
 	go func() {
 		<-f.injected
@@ -283,7 +283,7 @@ func TestRunSecondCtrlCSkipsJudging(t *testing.T) {
 func TestExecuteCtrlCWritesInterruptedReport(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	f := newCtxFaults()
-	r.Kit.Faults = f
+	r.Kit.faults = f
 	first, second := longFault("db-slowness"), testScenario("cold-start")
 	first.Parallel, second.Parallel = false, false
 	out := t.TempDir()
@@ -360,7 +360,7 @@ func (r *drainingRun) Wait() ([]timeline.Request, error) {
 func TestRunCtrlCRevertsBeforeTheLoadDrains(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	f := newCtxFaults()
-	r.Kit.Faults = f
+	r.Kit.faults = f
 	r.Kit.Load = &drainingLoad{drain: 2 * time.Second}
 	ctx, send := ctrlC(t)
 	var signalled time.Time

@@ -22,7 +22,7 @@ type Kit struct {
 	Deployer  deploy.Deployer
 	Observers ObserverStarter
 	Load      LoadStarter
-	Faults    FaultBuilder
+	faults    faultBuilder // the fault registry when nil; runner tests set fakes
 	Judge     Judge
 	// NodeExec runs a command in the cluster's node container (freeze), when the cluster is kind.
 	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
@@ -70,8 +70,8 @@ type LoadRun interface {
 	Stop()
 }
 
-// FaultEnv is what building a fault instance may use.
-type FaultEnv struct {
+// faultEnv is what building a fault instance may use.
+type faultEnv struct {
 	// Index is the fault's position in the scenario; its timeline name is "faults[Index]".
 	Index    int
 	Conn     *cluster.Conn
@@ -83,11 +83,11 @@ type FaultEnv struct {
 	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
 }
 
-// FaultBuilder builds the fault instance of a scenario's fault. It returns skip != "" (and no
+// faultBuilder builds the fault instance of a scenario's fault. It returns skip != "" (and no
 // fault) when the target cannot take the fault (no admin endpoint, no toxiproxy): the runner
 // records a FaultAction skip with that note.
-type FaultBuilder interface {
-	Build(f scenario.Fault, env FaultEnv) (inj faults.Fault, skip string, err error)
+type faultBuilder interface {
+	Build(f scenario.Fault, env faultEnv) (inj faults.Fault, skip string, err error)
 }
 
 // JudgeInput is everything verdict rules may read.

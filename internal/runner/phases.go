@@ -215,18 +215,19 @@ func (s *scenarioRun) observe(ctx context.Context) error {
 // here the faults are reverted whatever happens: schedule end, error, Ctrl-C or panic.
 func (s *scenarioRun) planFaults(ctx context.Context) error {
 	sc, r := s.sc, s.r
-	if len(sc.Faults) > 0 && r.Kit.Faults == nil {
-		return fmt.Errorf("%s: no fault injectors are wired into this build", sc.File)
+	var build faultBuilder = faultRegistry{}
+	if r.Kit.faults != nil {
+		build = r.Kit.faults
 	}
 	root := seed.New(uint64(s.seed))
 	var planned []*plannedFault
 	for i, f := range sc.Faults {
-		env := FaultEnv{
+		env := faultEnv{
 			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,
 			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
 			NodeExec: r.Kit.NodeExec,
 		}
-		inj, skip, err := r.Kit.Faults.Build(f, env)
+		inj, skip, err := build.Build(f, env)
 		if err != nil {
 			return fmt.Errorf("%s: faults[%d] (%s): %w", sc.File, i, f.Type, err)
 		}

@@ -66,7 +66,7 @@ func TestRunPanicIsTheErrorAndUndoesLatestFirst(t *testing.T) {
 // failingRevertFaults build faults whose Revert fails.
 type failingRevertFaults struct{}
 
-func (failingRevertFaults) Build(spec scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
+func (failingRevertFaults) Build(spec scenario.Fault, env faultEnv) (faults.Fault, string, error) {
 	return failingRevert{name: spec.Type}, "", nil
 }
 
@@ -80,7 +80,7 @@ func (failingRevert) Revert(context.Context) error { return errors.New("toxiprox
 // error is the scenario's.
 func TestRunUnrevertedFaultIsNotJudged(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
-	r.Kit.Faults = failingRevertFaults{}
+	r.Kit.faults = failingRevertFaults{}
 	sc := testScenario("db-slowness")
 	sc.Faults = sc.Faults[2:] // pod-delete: one-shot, reverted when the schedule ends
 	rep, err := r.Run(context.Background(), sc, 0)

@@ -93,7 +93,7 @@ type fakeFaults struct {
 	skip map[string]string
 }
 
-func (f *fakeFaults) Build(spec scenario.Fault, env FaultEnv) (faults.Fault, string, error) {
+func (f *fakeFaults) Build(spec scenario.Fault, env faultEnv) (faults.Fault, string, error) {
 	if why, ok := f.skip[spec.Type]; ok {
 		return nil, why, nil
 	}
@@ -154,7 +154,7 @@ func newTestRunner(t *testing.T) (*Runner, *journal, *fakeDeployer, *fakeObserve
 	o := &fakeObservers{}
 	return &Runner{
 		Conn: &cluster.Conn{Name: "fake", Client: fake.NewClientset()},
-		Kit: Kit{Deployer: d, Observers: o, Load: fakeLoad{}, Faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
+		Kit: Kit{Deployer: d, Observers: o, Load: fakeLoad{}, faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
 			Judge: fakeJudge{}},
 		Opts: Options{Parallel: 1},
 	}, j, d, o

@@ -15,7 +15,6 @@ func NewKit(app *deploy.App, kc *cluster.Cluster, log *slog.Logger) Kit {
 		Deployer:  deploy.NewDeployer(app, kc, log),
 		Observers: informerObservers{Logger: log},
 		Load:      vegetaLoad{Logger: log},
-		Faults:    faultRegistry{},
 		Judge:     verdictJudge{},
 	}
 	if kc != nil {
