@@ -30,6 +30,8 @@ type lintOptions struct {
 	listRules  bool
 	disable    []string
 	configFile string
+	confirm    bool
+	out        string
 	cfg        lint.Config
 }
 
@@ -64,6 +66,12 @@ old apiVersions) is linted as a workload; other kinds (ConfigMap, webhook config
 resources, ...) are skipped and counted. A file or document that cannot be read is reported and the
 rest is linted; -o json and -o sarif always print a complete document, with the error in it.
 
+--confirm turns findings into evidence: each finding's scenario runs on the cluster against the
+workload it is about (as --target's file deploys it, or as the bundled fixture variant it is), once
+per scenario, and the finding is marked confirmed (a verdict it predicts to fail FAILed), refuted
+(they all PASSed: the problem did not show) or inconclusive (saying why). Refuted findings still
+count for --fail-on: nothing is lowered silently. The runs' reports go to --out.
+
 Every finding states its fix with the manifest's numbers. --disable and a --config file silence
 rules; suppressed findings are counted and listed in JSON and SARIF, never silently dropped.
 
@@ -73,6 +81,8 @@ other files' findings were printed.`,
 		Example: `  probegate lint fixtures/manifests/
   probegate lint -o sarif deploy.yaml > lint.sarif
   probegate lint --cold-start 45s app.yaml
+  probegate lint fixtures/manifests/deep-liveness.yaml --confirm
+  probegate lint examples/podinfo/upstream/kustomize --target examples/podinfo/target.yaml --confirm
   probegate lint --report out/report.json app.yaml
   probegate lint --namespace shop --kubeconfig ~/.kube/config
   probegate lint --explain PG002`,
@@ -82,7 +92,7 @@ other files' findings were printed.`,
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or sarif (SARIF 2.1.0)")
 	f.StringVar(&o.failOn, "fail-on", "warning", "exit 1 when a finding is at or above this severity: info, warning, error or none")
 	f.StringVarP(&o.namespace, "namespace", "n", "", "lint the workloads of this live namespace instead of files")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --namespace (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --namespace, and the cluster --confirm runs on (default for --namespace: $KUBECONFIG or ~/.kube/config; for --confirm: the local kind cluster)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context for --namespace")
 	f.DurationVar(&o.coldStart, "cold-start", 0, "a measured cold start (e.g. 45s): startup budgets below it are errors")
 	f.StringVar(&o.report, "report", "", "read the measured cold start from a previous probegate report.json")
@@ -94,6 +104,8 @@ other files' findings were printed.`,
 	f.StringVar(&o.explain, "explain", "", "print one rule's explanation, fix and confirming scenario (by ID or name) and exit")
 	f.BoolVar(&o.listRules, "list-rules", false, "print every rule with its explanation and exit")
 	f.StringSliceVar(&o.disable, "disable", nil, "silence rules by ID or name (repeatable, comma-separated); their findings are counted as suppressed")
+	f.BoolVar(&o.confirm, "confirm", false, "run each finding's scenario on the cluster against the linted workload (--target, or a bundled fixture variant) and mark it confirmed, refuted or inconclusive")
+	f.StringVar(&o.out, "out", "", "with --confirm: report directory of the runs (default _out/lint-confirm-<time>)")
 	f.StringVar(&o.configFile, "config", "", "lint config file (YAML: disable, failOn, maxReadinessWindow, maxInitialDelay, graceMargin, propagation, coldStart); flags win")
 	return cmd
 }
@@ -161,6 +173,15 @@ func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
 
 	rep := lint.NewReport(inv, cfg, failOn)
 	rep.Version = version.String()
+	if o.confirm {
+		dir := o.out
+		if dir == "" {
+			dir = "_out/lint-confirm-" + timestamp()
+		}
+		if err := confirmFindings(cmd.Context(), rep, cfg.Target, o.kubeconfig, dir); err != nil {
+			return fail(err)
+		}
+	}
 	slog.Debug("lint", "workloads", rep.Workloads, "findings", len(rep.Findings), "suppressed", len(rep.Suppressed), "unreadable", len(rep.Problems))
 	if err := write(out, rep); err != nil {
 		return withCode(ExitError, fmt.Errorf("lint: write report: %w", err))

@@ -19,6 +19,11 @@ type Finding struct {
 	// Confirm is the command that shows the finding on a real cluster, given only when it can run
 	// as printed (a --target was named, or the workload is a bundled fixture variant).
 	Confirm string `json:"confirm,omitempty"`
+	// Variant is the bundled fixture variant the workload is ("" for any other workload): the
+	// finding's scenario can run it with --variant.
+	Variant string `json:"variant,omitempty"`
+	// Confirmation is what running the finding's scenario showed (lint --confirm).
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
 	// Suppressed says who silenced the finding; suppressed findings never fail a run.
 	Suppressed *Suppression `json:"suppressed,omitempty"`
 }

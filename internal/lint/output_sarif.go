@@ -139,10 +139,7 @@ func WriteSARIF(w io.Writer, r *Report) error {
 	driver := sarifDriver{Name: "probegate-lint", Version: r.Version, InformationURI: InformationURI, Rules: make([]sarifRule, 0, len(rules))}
 	for i, rule := range rules {
 		index[rule.ID] = i
-		confirm := rule.ConfirmNote
-		if rule.Scenario != "" {
-			confirm = "probegate run --scenario " + rule.Scenario + " --target <target file>"
-		}
+		confirm := rule.HowToConfirm()
 		props := map[string]string{}
 		if rule.Scenario != "" {
 			props["scenario"] = rule.Scenario
@@ -174,6 +171,9 @@ func WriteSARIF(w io.Writer, r *Report) error {
 		}
 		if f.Confirm != "" {
 			msg += "\nconfirm: " + f.Confirm
+		}
+		if c := f.Confirmation; c != nil {
+			msg += "\n" + c.Line()
 		}
 		res := sarifResult{
 			RuleID:              f.RuleID,

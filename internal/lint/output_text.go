@@ -22,6 +22,9 @@ func WriteText(w io.Writer, r *Report) error {
 		if f.Confirm != "" {
 			fmt.Fprintf(&b, "    confirm: %s\n", f.Confirm)
 		}
+		if c := f.Confirmation; c != nil {
+			fmt.Fprintf(&b, "    %s\n", c.Line())
+		}
 	}
 	counts := map[Severity]int{}
 	for _, f := range r.Findings {
@@ -51,6 +54,10 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(&b, "%s: %s (%d error, %d warning, %d info%s); --fail-on %s: %s\n",
 			scope, plural(len(r.Findings), "finding"), counts[Error], counts[Warning], counts[Info], suppressed, r.FailOn, verdict)
+		if n := r.Confirmations(); len(n) > 0 {
+			fmt.Fprintf(&b, "confirmed on the cluster: %d confirmed, %d refuted, %d inconclusive (refuted findings still count for --fail-on: silence them with a reason)\n",
+				n[Confirmed], n[Refuted], n[Unconfirmed])
+		}
 		b.WriteString("Explain a rule: probegate lint --explain <ID>; silence one: --disable <ID> or annotation " + AnnotationIgnore + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
@@ -59,10 +66,7 @@ func WriteText(w io.Writer, r *Report) error {
 
 // WriteRule prints a rule's documentation for --explain and --list-rules.
 func WriteRule(w io.Writer, r *Rule) error {
-	confirm := r.ConfirmNote
-	if r.Scenario != "" {
-		confirm = "probegate run --scenario " + r.Scenario + " --target <target file>"
-	}
+	confirm := r.HowToConfirm()
 	_, err := fmt.Fprintf(w, "%s %s (%s)\n  %s\n\n  Why: %s\n\n  Fix: %s\n\n  Confirm: %s\n",
 		r.ID, r.Name, r.Severity, r.Summary, r.Explanation, r.Fix, confirm)
 	return err

@@ -19,6 +19,9 @@ type Rule struct {
 	// confirm in ConfirmNote.
 	Scenario    string
 	ConfirmNote string
+	// Predicts are the verdict rules of Scenario that FAIL when a finding of this rule is right
+	// (lint --confirm reads them); none when no verdict of the scenario judges it.
+	Predicts []string
 	// Restates lists rules whose finding on the same container and probe says nothing this rule's
 	// finding does not: they are dropped when this rule fires.
 	Restates []string
@@ -77,6 +80,7 @@ func (r *Rule) finding(ctx *Context, w *Workload, pos Position, container, forma
 		Message:   fmt.Sprintf(format, args...),
 		Pos:       pos,
 		Confirm:   ctx.confirm(r, w),
+		Variant:   w.PodLabels[VariantLabel],
 	}
 }
 

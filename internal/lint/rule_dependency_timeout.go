@@ -21,6 +21,7 @@ func init() {
 			"its own budget and have the probe read the snapshot. If the probe must call out, give it a " +
 			"timeout well above the dependency's p99 under load, and never do it from liveness.",
 		Scenario: "db-slowness",
+		Predicts: []string{"no-liveness-restarts", "min-ready-endpoints"},
 		Check:    checkDependencyTimeout,
 	})
 }

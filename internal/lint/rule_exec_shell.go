@@ -19,6 +19,7 @@ func init() {
 		Fix: "Use the native lifecycle `sleep` action for preStop delays, httpGet/tcpSocket/grpc handlers for " +
 			"probes, or make sure the image ships the shell (and tools) the command needs.",
 		Scenario: "pod-delete-under-load",
+		Predicts: []string{"failed-requests-budget", "terminating-before-exit"},
 		Check:    checkExecShell,
 	})
 }

@@ -17,6 +17,7 @@ func init() {
 		Fix: "Set terminationGracePeriodSeconds ≥ withdrawal + drain + cleanup + margin, or shorten the preStop " +
 			"sleep and bound the drain in the application.",
 		Scenario: "drain-exceeds-grace",
+		Predicts: []string{"no-forced-kill"},
 		Check:    checkGracePeriod,
 	})
 }

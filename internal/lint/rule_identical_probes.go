@@ -19,6 +19,7 @@ func init() {
 			"heartbeat of the main loop) and let readiness check startup, draining, dependency budget and " +
 			"saturation; make liveness slower to fire (longer period, higher failureThreshold) than readiness.",
 		Scenario: "db-slowness",
+		Predicts: []string{"no-liveness-restarts"},
 		Restates: []string{"PG002"},
 		Check:    checkIdenticalProbes,
 	})

@@ -36,6 +36,7 @@ func init() {
 		Fix: "Add a startupProbe on a startup endpoint with failureThreshold × periodSeconds above the measured " +
 			"cold start (with margin), and drop liveness initialDelaySeconds to 0 or a few seconds.",
 		Scenario: "cold-start",
+		Predicts: []string{"startup-not-killed"},
 		Check:    checkInitialDelay,
 	})
 }

@@ -17,6 +17,7 @@ func init() {
 			"loop); report dependency health through readiness, with a budget and hysteresis, and through " +
 			"metrics and alerts.",
 		Scenario: "db-slowness",
+		Predicts: []string{"no-liveness-restarts"},
 		Restates: []string{"PG006"},
 		Check:    checkLivenessDependency,
 	})

@@ -33,6 +33,7 @@ func init() {
 			"measured propagation), or keep serving for a withdrawal delay after SIGTERM in the application " +
 			"and declare it with annotation " + AnnotationWithdrawal + ".",
 		Scenario: "pod-delete-under-load",
+		Predicts: []string{"failed-requests-budget", "terminating-before-exit"},
 		Check:    checkNoShutdownDelay,
 	})
 }

@@ -25,6 +25,7 @@ func init() {
 			"periodSeconds covers the slowest measured cold start with margin; if there is no startupProbe, " +
 			"add one rather than stretching liveness.",
 		Scenario: "cold-start",
+		Predicts: []string{"startup-not-killed"},
 		// A liveness budget below a cold start is the guess of PG003 proven wrong: one finding.
 		Restates: []string{"PG003"},
 		Check:    checkStartupBudget,

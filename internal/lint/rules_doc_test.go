@@ -20,16 +20,15 @@ func rulesMarkdown() []byte {
 		confirm := "—"
 		if r.Scenario != "" {
 			confirm = "`" + r.Scenario + "`"
+			if len(r.Predicts) > 0 {
+				confirm += " FAILs " + strings.Join(r.Predicts, ", ")
+			}
 		}
 		fmt.Fprintf(&b, "| %s | [%s](#%s) | %s | %s |\n", r.ID, r.Name, strings.ToLower(r.ID)+"-"+r.Name, r.Severity, confirm)
 	}
 	for _, r := range Rules() {
 		fmt.Fprintf(&b, "\n## %s %s\n\n%s (default severity: %s).\n\n%s\n\n**Fix.** %s\n\n", r.ID, r.Name, r.Summary, r.Severity, r.Explanation, r.Fix)
-		if r.Scenario != "" {
-			fmt.Fprintf(&b, "**Confirm.** `probegate run --scenario %s --target <target file>` (or `--variant NAME` for a bundled fixture).\n", r.Scenario)
-		} else {
-			fmt.Fprintf(&b, "**Confirm.** %s.\n", r.ConfirmNote)
-		}
+		fmt.Fprintf(&b, "**Confirm.** %s.\n", r.HowToConfirm())
 	}
 	return []byte(b.String())
 }

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/probegate/probegate/internal/lint"
+	"github.com/probegate/probegate/internal/scenario"
+)
+
+func TestPlanConfirm(t *testing.T) {
+	findings := func() *lint.Report {
+		return &lint.Report{Findings: []lint.Finding{
+			{RuleID: "PG005", Object: "deployment/target", Variant: "deep-liveness"}, // db-slowness
+			{RuleID: "PG001", Object: "deployment/target", Variant: "deep-liveness"}, // db-slowness again
+			{RuleID: "PG009", Object: "deployment/target", Variant: "no-drain"},      // pod-delete-under-load
+			{RuleID: "PG009", Object: "deployment/api"},                              // nothing to deploy it with
+			{RuleID: "PG016", Object: "deployment/target", Variant: "deep-liveness"}, // no scenario
+		}}
+	}
+	rep := findings()
+	runs := planConfirm(rep, "", nil)
+	if len(runs) != 2 || runs["variant-deep-liveness"] == nil || runs["variant-no-drain"] == nil {
+		t.Fatalf("runs = %v, want one per variant", runs)
+	}
+	if d := runs["variant-deep-liveness"]; strings.Join(d.scenarios, ",") != "db-slowness" || len(d.findings) != 2 || d.req.Variant != "deep-liveness" {
+		t.Errorf("deep-liveness run = %+v: want db-slowness once for both findings, with the variant", d)
+	}
+	if c := rep.Findings[3].Confirmation; c == nil || c.Status != lint.Unconfirmed || !strings.Contains(c.Why, "give --target") {
+		t.Errorf("a workload nothing can deploy: %+v", c)
+	}
+	if rep.Findings[4].Confirmation != nil {
+		t.Errorf("a rule without a scenario got a confirmation: %+v", rep.Findings[4].Confirmation)
+	}
+
+	// With a target file, only its workload runs, as the file deploys it.
+	rep = findings()
+	target := &scenario.TargetSpec{Workload: scenario.WorkloadRef{Kind: "Deployment", Name: "api"}}
+	runs = planConfirm(rep, "t.yaml", target)
+	if len(runs) != 1 || runs["target"] == nil || runs["target"].req.TargetFile != "t.yaml" || len(runs["target"].findings) != 1 {
+		t.Fatalf("runs with a target = %+v", runs)
+	}
+	if c := rep.Findings[0].Confirmation; c == nil || c.Status != lint.Unconfirmed || !strings.Contains(c.Why, "runs deployment/api, not deployment/target") {
+		t.Errorf("another workload than the target's: %+v", c)
+	}
+}
