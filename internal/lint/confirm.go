@@ -54,6 +54,12 @@ func Confirm(f Finding, r *Rule, run ScenarioRun) Confirmation {
 	}
 	if len(r.Predicts) == 0 {
 		c.Why = fmt.Sprintf("no verdict of %s judges what %s predicts; the run's report shows what happened", run.Scenario, r.ID)
+		for _, v := range run.Verdicts {
+			if v.Status == "INCONCLUSIVE" {
+				c.Why += fmt.Sprintf(" (and the run could not show much: %s was INCONCLUSIVE: %s)", v.Rule, v.Observed)
+				break
+			}
+		}
 		return c
 	}
 	byRule := map[string]ScenarioVerdict{}

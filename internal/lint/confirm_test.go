@@ -40,6 +40,11 @@ func TestConfirm(t *testing.T) {
 	if got := Confirm(f, &Rule{ID: "PG007", Scenario: "db-outage"}, run("FAIL", "FAIL")); got.Status != Unconfirmed {
 		t.Errorf("rule without predicted verdicts: %s (%s)", got.Status, got.Why)
 	}
+	skipped := ScenarioRun{Scenario: "event-loop-stall", Verdicts: []ScenarioVerdict{{Rule: "liveness-restart-in-window", Status: "INCONCLUSIVE",
+		Observed: "not judged: fault skipped: the target has no admin endpoint to stall"}}}
+	if got := Confirm(f, &Rule{ID: "PG002", Scenario: "event-loop-stall"}, skipped); got.Status != Unconfirmed || !strings.Contains(got.Why, "no admin endpoint") {
+		t.Errorf("a run whose fault was skipped should say so: %s (%s)", got.Status, got.Why)
+	}
 }
 
 // Each rule's predicted verdicts are verdicts its scenario judges, so --confirm can read them.
