@@ -67,6 +67,11 @@ type Config struct {
 	// pods (Docker's userland proxy in front of 127.0.0.1 hides the client's port). Only an IP
 	// literal; the caller vouches that it is the cluster's own container.
 	AllowHost string
+	// Clients is how many independent clients share the load, each with its own connection pool,
+	// taking requests in turn (1 when 0). One Go client reuses its most recently used connection, so
+	// a light kept-alive load runs over one or two connections to one or two pods; N clients hold
+	// about N connections, spread by the Service over the pods as many callers' would be.
+	Clients int
 	// MaxWorkers caps concurrent requests (0: unbounded, vegeta adds workers as responses slow).
 	MaxWorkers uint64
 
@@ -101,6 +106,9 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
+	if c.Clients < 0 {
+		return fmt.Errorf("loadgen: clients must not be negative, got %d", c.Clients)
+	}
 	if err := CheckURL(c.URL, c.AllowHost); err != nil {
 		return err
 	}

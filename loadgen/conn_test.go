@@ -92,3 +92,26 @@ func TestAllowHost(t *testing.T) {
 		t.Error("the dialer let another address through")
 	}
 }
+
+// TestClientsHoldTheirOwnConnections: a light kept-alive load from one client runs over one
+// connection; from N clients, taking requests in turn, over N, each reused.
+func TestClientsHoldTheirOwnConnections(t *testing.T) {
+	for _, c := range []struct{ clients, want int }{{1, 1}, {5, 5}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		_, reqs, _, err := run(t, Config{URL: srv.URL, Rate: 50, Count: 40, Clients: c.clients})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns := map[string]int{}
+		for _, q := range reqs {
+			conns[q.Conn]++
+		}
+		if len(conns) != c.want {
+			t.Errorf("%d clients: %d connections %v, want %d", c.clients, len(conns), conns, c.want)
+		}
+	}
+	if _, _, _, err := run(t, Config{URL: "http://127.0.0.1:1/", Rate: 1, Count: 1, Clients: -1}); err == nil {
+		t.Error("negative clients accepted")
+	}
+}

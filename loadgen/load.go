@@ -93,7 +93,7 @@ func Start(ctx context.Context, cfg Config) (*Load, error) {
 		conns: &connTable{},
 	}
 	opts := []func(*vegeta.Attacker){
-		vegeta.Client(newClient(cfg.Timeout, cfg.NewConnectionPerRequest, cfg.AllowHost, l.conns)),
+		vegeta.Client(newClient(cfg.Timeout, cfg.NewConnectionPerRequest, cfg.AllowHost, cfg.Clients, l.conns)),
 		vegeta.Redirects(vegeta.NoFollow),
 	}
 	if cfg.MaxWorkers > 0 {

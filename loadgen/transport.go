@@ -8,6 +8,7 @@ import (
 	"net/http/httptrace"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -103,20 +104,43 @@ func loopbackDial(d *net.Dialer, allow string) func(ctx context.Context, network
 	}
 }
 
+// clientsRoundTripper hands requests to its transports in turn: each transport is one client with
+// its own connection pool.
+type clientsRoundTripper struct {
+	clients []http.RoundTripper
+	next    atomic.Uint64
+}
+
+func (c *clientsRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	i := (c.next.Add(1) - 1) % uint64(len(c.clients))
+	return c.clients[i].RoundTrip(req)
+}
+
 // newClient builds the HTTP client vegeta attacks with: no proxy (environment proxy settings are
-// ignored), redirects not followed, loopback (or allow) only, keep-alive unless newConnEach.
-func newClient(timeout time.Duration, newConnEach bool, allow string, conns *connTable) *http.Client {
+// ignored), redirects not followed, loopback (or allow) only, keep-alive unless newConnEach, the
+// requests shared in turn by clients independent connection pools (one when clients < 2).
+func newClient(timeout time.Duration, newConnEach bool, allow string, clients int, conns *connTable) *http.Client {
 	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	if newConnEach {
 		d.KeepAlive = -1
 	}
-	tr := &http.Transport{
-		Proxy:               nil,
-		DialContext:         loopbackDial(d, allow),
-		MaxIdleConnsPerHost: 10000,
-		DisableKeepAlives:   newConnEach,
-		DisableCompression:  true,
-		IdleConnTimeout:     90 * time.Second,
+	transport := func() *http.Transport {
+		return &http.Transport{
+			Proxy:               nil,
+			DialContext:         loopbackDial(d, allow),
+			MaxIdleConnsPerHost: 10000,
+			DisableKeepAlives:   newConnEach,
+			DisableCompression:  true,
+			IdleConnTimeout:     90 * time.Second,
+		}
+	}
+	var tr http.RoundTripper = transport()
+	if clients > 1 {
+		rr := &clientsRoundTripper{}
+		for range clients {
+			rr.clients = append(rr.clients, transport())
+		}
+		tr = rr
 	}
 	return &http.Client{
 		Transport: connTracer{next: tr, conns: conns},

@@ -48,6 +48,7 @@ type LoadSpec struct {
 	Duration  time.Duration
 	KeepAlive bool
 	Timeout   time.Duration
+	Clients   int // independent connection pools taking requests in turn (scenario.Load.Clients)
 	// PodHeader is the response header naming the serving pod ("" for the fixture's).
 	PodHeader string
 	// IgnorePodHeader and AllowHost: see loadgen.Config (conntrack attribution, attribution.go).

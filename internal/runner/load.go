@@ -24,6 +24,7 @@ func (v vegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timel
 		Duration:                spec.Duration,
 		Timeout:                 spec.Timeout,
 		NewConnectionPerRequest: !spec.KeepAlive,
+		Clients:                 spec.Clients,
 		PodHeader:               spec.PodHeader,
 		IgnorePodHeader:         spec.IgnorePodHeader,
 		AllowHost:               spec.AllowHost,

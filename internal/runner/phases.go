@@ -277,7 +277,7 @@ func (s *scenarioRun) startLoad(ctx context.Context, path string) (LoadRun, time
 	s.loadStart = start
 	load, err := r.Kit.Load.Start(ctx, s.attr.loadSpec(LoadSpec{
 		URL: s.target.URL + path, Rate: sc.Load.Rate, Duration: sc.Load.Duration,
-		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, PodHeader: podHeader(r.Opts.Custom),
+		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, Clients: sc.Load.Clients, PodHeader: podHeader(r.Opts.Custom),
 		// A user's app names its pod only in the header its target file gives, if any.
 		IgnorePodHeader: r.Opts.Custom != nil && r.Opts.Custom.PodHeader == "",
 	}), s.tl)

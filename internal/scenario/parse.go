@@ -54,8 +54,8 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 		Load:     Load{KeepAlive: true, Path: DefaultPath, Timeout: DefaultTimeout},
 	}
 	root := doc.Content[0]
-	var nameNode, variantNode, replicasNode, rateNode *yaml.Node
-	var replicas, rate int64 = DefaultReplicas, 0
+	var nameNode, variantNode, replicasNode, rateNode, clientsNode *yaml.Node
+	var replicas, rate, clients int64 = DefaultReplicas, 0, 1
 	r.mapping(root, "", map[string]field{
 		"name": {required: true, decode: func(n *yaml.Node, p string) {
 			nameNode = n
@@ -98,9 +98,16 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 				"path":      {decode: func(n *yaml.Node, p string) { r.str(n, p, &s.Load.Path) }},
 				"takes":     {decode: func(n *yaml.Node, p string) { r.duration(n, p, &s.Load.Takes) }},
 				"timeout":   {decode: func(n *yaml.Node, p string) { r.duration(n, p, &s.Load.Timeout) }},
+				"clients": {decode: func(n *yaml.Node, p string) {
+					clientsNode = n
+					r.integer(n, p, &clients)
+				}},
 			})
 			if rateNode != nil {
 				checkRange(r, rateNode, p+".rate", rate, 1, 2000)
+			}
+			if clientsNode != nil {
+				checkRange(r, clientsNode, p+".clients", clients, 1, 100)
 			}
 		}},
 		"faults": {decode: func(n *yaml.Node, p string) {
@@ -180,6 +187,7 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 	})
 	s.Target.Replicas = int(replicas)
 	s.Load.Rate = int(rate)
+	s.Load.Clients = int(clients)
 
 	if nameNode != nil && s.Name != "" {
 		if !nameRE.MatchString(s.Name) || len(s.Name) > maxNameLen {

@@ -53,6 +53,10 @@ type Load struct {
 	Takes time.Duration `json:"takes,omitempty"`
 	// Timeout bounds each request.
 	Timeout time.Duration `json:"timeout"`
+	// Clients is how many independent clients (connection pools) share the load, taking requests
+	// in turn: 1 by default. With keep-alive, one client runs over one or two connections, so a
+	// pod fault may hit a pod the load does not use; N clients hold about N connections.
+	Clients int `json:"clients,omitempty"`
 }
 
 // Fault is one fault injected At after the load starts and reverted Duration later (zero Duration:

@@ -15,12 +15,14 @@ func init() {
 			"stopped routing to it: the moment is measured from the node's rules when the routing watch ran (the lag " +
 			"from the endpoint's withdrawal is a figure), else taken as the withdrawal plus the allowance (the oracle's " +
 			"propagation). Requests on reused keep-alive connections are counted from the withdrawal plus the allowance, " +
-			"separately as leakage (a figure), not as failures, unless count-reused is set; then a run in which no " +
+			"separately as leakage (a figure), not as failures, unless count-reused is set: then a connection that carries a " +
+			"second request after that moment fails (the pod answered the first without ending keep-alive; an idle " +
+			"connection's one first use is leakage, since the pod can only say Connection: close on a response), and a run in which no " +
 			"withdrawn pod was serving the load just before its withdrawal is INCONCLUSIVE (nothing showed whether it closes them).",
 		Params: []ParamSpec{
 			{Name: "allowance", Kind: KindDuration, Doc: "time for kube-proxy to stop routing; default the oracle's propagation", Tolerance: true},
 			{Name: "max", Kind: KindInt, Default: "0", Doc: "requests on new connections tolerated after withdrawal", Tolerance: true},
-			{Name: "count-reused", Kind: KindBool, Default: "false", Doc: "also fail on requests over reused connections"},
+			{Name: "count-reused", Kind: KindBool, Default: "false", Doc: "also fail on a reused connection the withdrawn pod kept open after answering on it"},
 			{Name: "require-withdrawal", Kind: KindBool, Default: "true", Doc: "fail when no endpoint was withdrawn at all"},
 		},
 		Needs: NeedsEndpoints | NeedsAttribution,
@@ -104,7 +106,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	r := Result{Status: Pass, Expected: fmt.Sprintf("≤ %d requests on new connections served by a withdrawn pod after kube-proxy stopped routing to it "+
 		"(measured from the node's rules; else %s (allowance) after the withdrawal)", limit, dur(allow))}
 	if countReused {
-		r.Expected += fmt.Sprintf(", nor on reused connections more than %s after it", dur(allow))
+		r.Expected += fmt.Sprintf(", nor a second request on one kept-alive connection more than %s after it (the pod ends keep-alive on its next response)", dur(allow))
 	}
 	eps := buildEndpoints(in.Entries)
 	spans := withdrawnSpans(eps)
@@ -139,7 +141,13 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		}
 		r.window("no new traffic", s.pod, s.unrouted, to, why)
 	}
-	fresh, reused := 0, 0
+	fresh, reused, kept := 0, 0, 0
+	// usedAfter counts, per withdrawal and connection, the reused requests after the cutoff.
+	type spanConn struct {
+		withdrawal int64 // the withdrawal's timeline seq
+		conn       string
+	}
+	usedAfter := map[spanConn]int{}
 	busyAtWithdrawal := 0 // requests withdrawn pods served just before their withdrawal
 	var worst time.Duration
 	var leaks []Evidence         // listed after the violations, which matter more
@@ -167,18 +175,34 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 			}
 			late := q.T - s.from.T
 			worst = max(worst, late)
+			violation := !q.Reused
 			if q.Reused {
 				reused++
-				leaks = append(leaks, atRequest(q, "served by %s %s after its withdrawal (seq %d) on a reused connection: keep-alive leakage", q.Pod, dur(late), s.from.Seq))
+				key := spanConn{s.from.Seq, q.Conn}
+				usedAfter[key]++
+				// An idle connection's first use is leakage: the pod can end keep-alive only on a
+				// response. A second request on it (or one on an unknown connection) is not.
+				if usedAfter[key] > 1 || q.Conn == "" {
+					kept++
+					ev := atRequest(q, "served by %s %s after its withdrawal (seq %d) on a reused connection it had already answered on since: keep-alive not ended", q.Pod, dur(late), s.from.Seq)
+					if countReused {
+						violation = true
+						r.add(ev)
+					} else {
+						leaks = append(leaks, ev)
+					}
+				} else {
+					leaks = append(leaks, atRequest(q, "served by %s %s after its withdrawal (seq %d) on a reused connection (its first use since): keep-alive leakage", q.Pod, dur(late), s.from.Seq))
+				}
 			} else {
 				fresh++
 				r.add(atRequest(q, "served by %s %s after its withdrawal (seq %d) on a new connection", q.Pod, dur(late), s.from.Seq))
 			}
 			counted := fresh
 			if countReused {
-				counted += reused
+				counted += kept
 			}
-			if counted > limit && (countReused || !q.Reused) {
+			if violation && counted > limit {
 				r.failAt(q.T)
 			}
 		}
@@ -186,8 +210,8 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	for _, ev := range leaks {
 		r.add(ev)
 	}
-	r.Observed = fmt.Sprintf("%d requests on new connections and %d on reused connections (keep-alive leakage) reached a withdrawn pod after routing stopped; %d withdrawals",
-		fresh, reused, len(spans))
+	r.Observed = fmt.Sprintf("%d requests on new connections and %d on reused connections (keep-alive leakage; %d of them on a connection already answered on since) reached a withdrawn pod after routing stopped; %d withdrawals",
+		fresh, reused, kept, len(spans))
 	if watched {
 		r.Observed += fmt.Sprintf("; kube-proxy stopped routing ≤ %s after a withdrawal (node rules)", dur(lag))
 		r.figure("routing_lag_max_s", secs(lag))
@@ -204,6 +228,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	r.figure("unattributed_while_withdrawn", float64(inWindow-attributed))
 	r.figure("after_withdrawal", float64(fresh))
 	r.figure("keepalive_leak", float64(reused))
+	r.figure("keepalive_not_ended", float64(kept))
 	r.figure("withdrawals", float64(len(spans)))
 	r.figure("latest_after_withdrawal_s", secs(worst))
 	return r

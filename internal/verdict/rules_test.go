@@ -138,6 +138,17 @@ func TestRules(t *testing.T) {
 		{name: "keep-alive leak counted", rule: "no-traffic-after-withdrawal", params: map[string]string{"count-reused": "true"},
 			run:  base().NotReady(13*s, "a").Request(16*s, "a", 200, "", true).Ready(25*s, "a"),
 			want: verdict.Fail, at: 16 * s},
+		// An idle connection's first use after the allowance is leakage (the pod can only end
+		// keep-alive on a response); a second request on it means the pod did not.
+		{name: "idle connection used once after the allowance", rule: "no-traffic-after-withdrawal", params: map[string]string{"count-reused": "true"},
+			run:  base().NotReady(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").Reused(17*s, "a", "10.0.0.1:4001").Ready(25*s, "a"),
+			want: verdict.Pass, figures: map[string]float64{"keepalive_leak": 2, "keepalive_not_ended": 0}},
+		{name: "connection kept after answering on it", rule: "no-traffic-after-withdrawal", params: map[string]string{"count-reused": "true"},
+			run:  base().NotReady(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").Reused(ms(16100), "a", "10.0.0.1:4000").Ready(25*s, "a"),
+			want: verdict.Fail, at: ms(16100), evidence: "already answered on since", figures: map[string]float64{"keepalive_not_ended": 1}},
+		{name: "connection kept, not counted", rule: "no-traffic-after-withdrawal",
+			run:  base().NotReady(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").Reused(ms(16100), "a", "10.0.0.1:4000").Ready(25*s, "a"),
+			want: verdict.Pass, figures: map[string]float64{"keepalive_not_ended": 1}},
 		// …with kube-proxy's rules read from the node, the measured moment routing stopped replaces
 		// the allowance for new connections: later than the allowance on a busy node…
 		{name: "routing stopped late (measured)", rule: "no-traffic-after-withdrawal",

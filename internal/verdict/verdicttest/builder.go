@@ -260,6 +260,13 @@ func (b *Builder) Request(t time.Duration, pod string, status int, class timelin
 	return b
 }
 
+// Reused adds one request pod served on the kept-alive connection conn (a client address).
+func (b *Builder) Reused(t time.Duration, pod, conn string) *Builder {
+	b.Request(t, pod, 200, "", true)
+	b.requests[len(b.requests)-1].Conn = conn
+	return b
+}
+
 // Resent adds one request that succeeded from pod only after the client resent it (its first attempt
 // was cut on a kept-alive connection).
 func (b *Builder) Resent(t time.Duration, pod string) *Builder {
