@@ -83,7 +83,7 @@ func confirmFindings(ctx context.Context, rep *lint.Report, targetFile, kubeconf
 			if !ok {
 				sr = lint.ScenarioRun{Scenario: rule.Scenario, Error: "not run", Report: dir}
 			}
-			c := lint.Confirm(*f, rule, sr)
+			c := lint.Confirm(rule, sr)
 			f.Confirmation = &c
 		}
 		if sig := interrupt.From(ctx); sig != nil {
@@ -101,7 +101,7 @@ func scenarioRun(s reports.ScenarioReport, dir string) lint.ScenarioRun {
 		if len(v.Unshown) > 0 {
 			observed += "; " + strings.Join(v.Unshown, "; ")
 		}
-		run.Verdicts = append(run.Verdicts, lint.ScenarioVerdict{Rule: v.Rule, Status: string(v.Status), Observed: observed})
+		run.Verdicts = append(run.Verdicts, lint.ScenarioVerdict{Rule: v.Rule, Status: v.Status, Observed: observed})
 	}
 	return run
 }

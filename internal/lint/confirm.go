@@ -3,6 +3,8 @@ package lint
 import (
 	"fmt"
 	"strings"
+
+	"github.com/probegate/probegate/internal/verdict"
 )
 
 // Confirmation statuses: what running a finding's scenario on a cluster showed.
@@ -30,9 +32,9 @@ type Confirmation struct {
 
 // ScenarioVerdict is one verdict of a scenario run, as confirmation reads it.
 type ScenarioVerdict struct {
-	Rule     string `json:"rule"`
-	Status   string `json:"status"` // PASS, FAIL or INCONCLUSIVE
-	Observed string `json:"observed,omitempty"`
+	Rule     string         `json:"rule"`
+	Status   verdict.Status `json:"status"`
+	Observed string         `json:"observed,omitempty"`
 }
 
 // ScenarioRun is what a confirming run of one scenario produced: its verdicts, or why it did not
@@ -44,9 +46,9 @@ type ScenarioRun struct {
 	Report   string
 }
 
-// Confirm judges finding f, of rule r, by the run of r's scenario: confirmed when a verdict r
+// Confirm judges a finding of rule r by the run of r's scenario: confirmed when a verdict r
 // predicts to fail FAILed, refuted when all of them PASSed, inconclusive otherwise, saying why.
-func Confirm(f Finding, r *Rule, run ScenarioRun) Confirmation {
+func Confirm(r *Rule, run ScenarioRun) Confirmation {
 	c := Confirmation{Status: Unconfirmed, Scenario: run.Scenario, Report: run.Report}
 	if run.Error != "" {
 		c.Why = "the scenario did not complete: " + run.Error
@@ -55,7 +57,7 @@ func Confirm(f Finding, r *Rule, run ScenarioRun) Confirmation {
 	if len(r.Predicts) == 0 {
 		c.Why = fmt.Sprintf("no verdict of %s judges what %s predicts; the run's report shows what happened", run.Scenario, r.ID)
 		for _, v := range run.Verdicts {
-			if v.Status == "INCONCLUSIVE" {
+			if v.Status == verdict.Inconclusive {
 				c.Why += fmt.Sprintf(" (and the run could not show much: %s was INCONCLUSIVE: %s)", v.Rule, v.Observed)
 				break
 			}
@@ -75,9 +77,9 @@ func Confirm(f Finding, r *Rule, run ScenarioRun) Confirmation {
 		}
 		c.Verdicts = append(c.Verdicts, v)
 		switch v.Status {
-		case "FAIL":
+		case verdict.Fail:
 			failed = append(failed, fmt.Sprintf("%s FAILed (%s)", rule, v.Observed))
-		case "PASS":
+		case verdict.Pass:
 			passed = append(passed, rule)
 		default:
 			other = append(other, fmt.Sprintf("%s was %s (%s)", rule, v.Status, v.Observed))
