@@ -11,7 +11,7 @@ import (
 // Failure classes of failed-requests-budget.
 const (
 	FailReuse       = "connection-reuse"   // a kept-alive connection broke under the request
-	FailTermination = "during-termination" // a pod was shutting down (deleting → exit + allowance)
+	FailTermination = "during-termination" // in flight while a pod shut down (deleting → exit + allowance)
 	FailWithdrawn   = "after-withdrawal"   // served by a pod withdrawn longer ago than the allowance
 	FailDetection   = "before-detection"   // during a fault, before readiness withdrew the faulted pod
 	FailOther       = "other"
@@ -33,7 +33,7 @@ func init() {
 		Title: "Failed requests stay within budget, each classified",
 		Doc: "Counts failed requests and classifies each: connection-reuse (a reused keep-alive connection broke, " +
 			"including a request the client silently resent after its first attempt was cut), " +
-			"during-termination (a pod was between deletion and exit), after-withdrawal (served by a withdrawn pod), " +
+			"during-termination (in flight while a pod was between deletion and exit), after-withdrawal (served by a withdrawn pod), " +
 			"before-detection (during a fault, before its withdrawal), other. Fails when a total or per-class budget is exceeded.",
 		Params: params,
 		Judge:  judgeFailedRequestsBudget,
@@ -171,7 +171,10 @@ func (c *failureClassifier) classify(q timeline.Request) (class, why string) {
 		if x, ok := p.exitAfter(p.Deleting.T); ok {
 			end = x.T + c.allow
 		}
-		if (q.Pod == "" || q.Pod == n) && q.T >= p.Deleting.T && q.T <= end {
+		// In flight while the pod terminated: sent after its deletion, or sent before and cut
+		// when it exited (a process that exits at once cuts what it was serving, often before the
+		// watch has delivered the deletion).
+		if (q.Pod == "" || q.Pod == n) && q.T <= end && q.T+q.Latency >= p.deletedFrom() {
 			return FailTermination, fmt.Sprintf("%s was terminating (deleted at %s)", n, dur(p.Deleting.T))
 		}
 	}

@@ -47,6 +47,9 @@ type podLife struct {
 	FirstReady         *mark
 	ReadyMarks         []mark // every transition to ready=true
 	Deleting           *mark
+	// DeletingAt is when the API says the deletion was made (deletionTimestamp − grace, to the
+	// second, on the timeline's clock): the watch can deliver it after the process already exited.
+	DeletingAt *time.Duration
 	// Started is when a container first reported started=true (its startup probe passed), by
 	// container name.
 	Started  map[string]mark
@@ -54,6 +57,16 @@ type podLife struct {
 	Exits    []containerExit
 	Deleted  *mark
 	Restarts []timeline.Entry
+}
+
+// deletedFrom is the earliest the pod's deletion can have happened: when the harness saw it, or the
+// API's second-truncated time of it when that is earlier (by at most the truncation).
+func (p *podLife) deletedFrom() time.Duration {
+	from := p.Deleting.T
+	if p.DeletingAt != nil && *p.DeletingAt < from {
+		from = max(*p.DeletingAt, from-time.Second)
+	}
+	return from
 }
 
 // readyBetween reports whether the pod turned ready in (from, to].
@@ -119,6 +132,8 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 			case c.Field == "deleting":
 				if p.Deleting == nil {
 					p.Deleting = &m
+					at := apiOffset(e)
+					p.DeletingAt = &at
 					if c.GracePeriodSeconds != nil {
 						g := time.Duration(*c.GracePeriodSeconds) * time.Second
 						p.Grace = &g

@@ -195,6 +195,16 @@ func TestRules(t *testing.T) {
 		{name: "over budget", rule: "failed-requests-budget", params: map[string]string{"max": "5"}, run: failures(), want: verdict.Fail, at: 38 * s},
 		{name: "a resent request counts", rule: "failed-requests-budget", run: base().Resent(5*s, "a"), want: verdict.Fail, at: 5 * s,
 			figures: map[string]float64{"failed": 1, "failed_connection_reuse": 1}},
+		{name: "cut in flight by the exit", rule: "failed-requests-budget", params: map[string]string{"max": "2"},
+			run: base().Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Exited(11*s, "a", 0).
+				Request(ms(9300), "a", 0, timeline.ErrReset, false).Took(ms(1700)).
+				Request(8*s, "a", 500, timeline.ErrHTTP5xx, false).Took(ms(500)),
+			want: verdict.Pass, figures: map[string]float64{"failed": 2, "failed_during_termination": 1, "failed_other": 1}},
+		{name: "cut before the watch saw the deletion", rule: "failed-requests-budget", params: map[string]string{"max": "2"},
+			run: base().DeletingSeen(ms(10300), ms(10050), "a", 10*s).Exited(11*s, "a", 0).
+				Request(ms(9300), "a", 0, timeline.ErrReset, false).Took(ms(800)).
+				Request(ms(8000), "a", 0, timeline.ErrReset, false).Took(ms(900)),
+			want: verdict.Pass, figures: map[string]float64{"failed": 2, "failed_during_termination": 1, "failed_other": 1}},
 		{name: "class budget", rule: "failed-requests-budget", params: map[string]string{"max": "10", "max-during-termination": "1"},
 			run: failures(), want: verdict.Fail, at: 12 * s},
 		{name: "ratio budget", rule: "failed-requests-budget", params: map[string]string{"max": "100", "max-ratio": "0.001"},

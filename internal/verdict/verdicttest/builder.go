@@ -158,6 +158,17 @@ func (b *Builder) Deleting(t time.Duration, pod string, grace time.Duration) *Bu
 	return b.pod(t, pod, timeline.PodTransition{Field: "deleting", To: "true", GracePeriodSeconds: &g})
 }
 
+// DeletingSeen records the pod's deletion made at made (the API's time, truncated to the second)
+// and delivered by the watch only at t.
+func (b *Builder) DeletingSeen(t, made time.Duration, pod string, grace time.Duration) *Builder {
+	b.Deleting(t, pod, grace)
+	e := &b.entries[len(b.entries)-1]
+	e.At = Start.Add(t)
+	api := Start.Add(made).Truncate(time.Second)
+	e.APITime = &api
+	return b
+}
+
 // Exited records the pod's container terminating with exitCode, as the pod observer writes it.
 func (b *Builder) Exited(t time.Duration, pod string, exitCode int32) *Builder {
 	reason := "Completed"
@@ -257,6 +268,12 @@ func (b *Builder) Request(t time.Duration, pod string, status int, class timelin
 	b.requests = append(b.requests, timeline.Request{
 		Seq: b.rseq, T: t, Start: Start.Add(t), Latency: 5 * time.Millisecond, Status: status, Error: class, Pod: pod, Reused: reused,
 	})
+	return b
+}
+
+// Took sets the latency of the request added last: from its start to its response or error.
+func (b *Builder) Took(d time.Duration) *Builder {
+	b.requests[len(b.requests)-1].Latency = d
 	return b
 }
 
