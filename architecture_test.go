@@ -1,7 +1,11 @@
 package probegate_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -74,5 +78,56 @@ func TestArchitecture(t *testing.T) {
 				t.Errorf("pattern %s matches no package: update importRules", p)
 			}
 		}
+	}
+}
+
+// runnerAPI is every name internal/runner exports: the runner orchestrates phases behind these and
+// keeps its parts (deployer, observers, load, faults, judge) unexported, tested on fakes inside it.
+var runnerAPI = []string{"New", "Options", "Plan", "Progress", "Request", "Runner", "Setup"}
+
+// TestRunnerExportsAHandful fails when internal/runner exports a package-level name beyond
+// runnerAPI: a new seam or helper belongs unexported, or in the package whose concept it is.
+func TestRunnerExportsAHandful(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join("internal", "runner", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no runner sources: %v", err)
+	}
+	var got []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Name.IsExported() {
+					got = append(got, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if s.Name.IsExported() {
+							got = append(got, s.Name.Name)
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() {
+								got = append(got, n.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, runnerAPI) {
+		t.Errorf("internal/runner exports %v, want %v", got, runnerAPI)
 	}
 }

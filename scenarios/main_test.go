@@ -39,13 +39,12 @@ var (
 	suite *suiteEnv
 )
 
-// suiteEnv is what every feature shares: the runner, the catalogue, the port slots and the
+// suiteEnv is what every feature shares: the runner (and its port slots), the catalogue and the
 // reports collected for the final report directory.
 type suiteEnv struct {
 	runner  *runner.Runner
 	cat     *scenario.Catalogue
 	matrix  *scenario.Matrix
-	slots   *runner.SlotPool
 	serial  sync.RWMutex // parallel scenarios hold it shared, the others exclusively
 	mu      sync.Mutex
 	reports []reports.ScenarioReport
@@ -88,16 +87,15 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if err != nil {
 		return ctx, err
 	}
-	kit := runner.NewKit(nil, kc, log)
-	if err := kit.Deployer.Preflight(setupCtx, c, config.Names()); err != nil {
+	r := runner.New(c, kc, nil, runner.Options{Logger: log, Parallel: cluster.DefaultParallel(), Slots: cluster.Slots})
+	if err := r.Preflight(setupCtx, config.Names()); err != nil {
 		return ctx, err
 	}
-	r := &runner.Runner{Conn: c, Kit: kit, Opts: runner.Options{Logger: log, Parallel: cluster.DefaultParallel(), Slots: cluster.Slots}}
-	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, slots: r.SlotPool(cluster.DefaultParallel()), started: time.Now()}
+	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, started: time.Now()}
 	return ctx, nil
 }
 
-// run executes one scenario (already given its variant and seed) on a free slot.
+// run executes one scenario (already given its variant and seed) on a free port slot.
 func (s *suiteEnv) run(ctx context.Context, sc *scenario.Scenario) *reports.ScenarioReport {
 	if sc.Parallel {
 		s.serial.RLock()
@@ -106,12 +104,7 @@ func (s *suiteEnv) run(ctx context.Context, sc *scenario.Scenario) *reports.Scen
 		s.serial.Lock()
 		defer s.serial.Unlock()
 	}
-	slot, err := s.slots.Acquire(ctx)
-	if err != nil {
-		return &reports.ScenarioReport{Name: sc.Name, Error: err.Error()}
-	}
-	defer s.slots.Release(slot)
-	rep, _ := s.runner.Run(ctx, sc, slot)
+	rep := s.runner.RunOne(ctx, sc)
 	s.mu.Lock()
 	s.reports = append(s.reports, *rep)
 	s.mu.Unlock()

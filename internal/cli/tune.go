@@ -116,7 +116,7 @@ func verifyTune(cmd *cobra.Command, o tuneOptions, res tune.Result, runs []tune.
 			return err
 		}
 		defer progress.Close()
-		rr := &verify.RunnerRerunner{Base: r, Out: o.run.outDir("verify"), Command: os.Args}
+		rr := verify.NewRunnerRerunner(r, o.run.outDir("verify"), os.Args)
 		err = verify.Run(ctx, plan, rr)
 		progress.Close()
 		if err != nil {

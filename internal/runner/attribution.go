@@ -42,7 +42,7 @@ type connAttribution struct {
 // attributed by the header alone and the coverage gate judges what that gives.
 func (r *Runner) startAttribution(ctx context.Context, t *deploy.Target, log *slog.Logger) *connAttribution {
 	mode := os.Getenv(attributionEnv)
-	if mode == "header" || r.Kit.NodeExec == nil || r.Conn == nil || r.Conn.Client == nil {
+	if mode == "header" || r.kit.nodeExec == nil || r.Conn == nil || r.Conn.Client == nil {
 		return nil
 	}
 	a, err := r.newConnAttribution(ctx, t, log)
@@ -77,7 +77,7 @@ func (r *Runner) newConnAttribution(ctx context.Context, t *deploy.Target, log *
 		return nil, err
 	}
 	svc := netip.AddrPortFrom(nodeIP, uint16(nodePort))
-	w, err := conntrack.Start(ctx, conntrack.Exec(r.Kit.NodeExec), svc, log)
+	w, err := conntrack.Start(ctx, conntrack.Exec(r.kit.nodeExec), svc, log)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (r *Runner) nodeAddress(ctx context.Context) (netip.Addr, error) {
 }
 
 // loadSpec points spec at the node's NodePort and sets the header switch.
-func (a *connAttribution) loadSpec(spec LoadSpec) LoadSpec {
+func (a *connAttribution) loadSpec(spec loadSpec) loadSpec {
 	if a == nil {
 		return spec
 	}

@@ -122,7 +122,7 @@ func namespaceGone(t *testing.T, r *Runner, ns string) {
 func TestRunCtrlCMidFaultRevertsWithFreshContext(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	f := newCtxFaults()
-	r.Kit.faults = f
+	r.kit.faults = f
 	ctx, send := ctrlC(t)
 	go func() {
 		<-f.injected
@@ -158,7 +158,7 @@ func TestRunCtrlCKeepLeavesNamespace(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	r.Opts.Keep = true
 	f := newCtxFaults()
-	r.Kit.faults = f
+	r.kit.faults = f
 	ctx, send := ctrlC(t)
 	go func() {
 		<-f.injected
@@ -190,7 +190,7 @@ func (d *blockingDeployer) Install(ctx context.Context, _ *cluster.Conn, req dep
 func TestRunCtrlCWhileDeploying(t *testing.T) {
 	r, j, _, _ := newTestRunner(t)
 	d := &blockingDeployer{started: make(chan struct{})}
-	r.Kit.Deployer = d
+	r.kit.deployer = d
 	ctx, send := ctrlC(t)
 	go func() {
 		<-d.started
@@ -212,7 +212,7 @@ type blockingJudge struct {
 	release chan struct{}
 }
 
-func (b *blockingJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
+func (b *blockingJudge) Judge(in judgeInput) (*oracle.Oracle, []verdict.Result, error) {
 	close(b.started)
 	<-b.release
 	return fakeJudge{}.Judge(in)
@@ -223,7 +223,7 @@ func (b *blockingJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, 
 func TestRunCtrlCWhileJudgingStillMarksInterrupted(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	judge := &blockingJudge{started: make(chan struct{}), release: make(chan struct{})}
-	r.Kit.Judge = judge
+	r.kit.judge = judge
 	sc := testScenario("db-slowness")
 	sc.Expect = sc.Expect[:1] // one passing rule
 	ctx, send := ctrlC(t)
@@ -257,7 +257,7 @@ func TestRunSecondCtrlCSkipsJudging(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	judge := &blockingJudge{started: make(chan struct{}), release: make(chan struct{})}
 	defer close(judge.release)
-	r.Kit.Judge = judge
+	r.kit.judge = judge
 	ctx, send := ctrlC(t)
 	done := make(chan error, 1)
 	go func() {
@@ -283,7 +283,7 @@ func TestRunSecondCtrlCSkipsJudging(t *testing.T) {
 func TestExecuteCtrlCWritesInterruptedReport(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	f := newCtxFaults()
-	r.Kit.faults = f
+	r.kit.faults = f
 	first, second := longFault("db-slowness"), testScenario("cold-start")
 	first.Parallel, second.Parallel = false, false
 	out := t.TempDir()
@@ -340,18 +340,18 @@ func TestExecuteCtrlCWritesInterruptedReport(t *testing.T) {
 // slow responses.
 type drainingLoad struct{ drain time.Duration }
 
-func (l *drainingLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+func (l *drainingLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timeline) (loadRun, error) {
 	run, err := fakeLoad{}.Start(ctx, spec, tl)
-	return &drainingRun{LoadRun: run, drain: l.drain}, err
+	return &drainingRun{loadRun: run, drain: l.drain}, err
 }
 
 type drainingRun struct {
-	LoadRun
+	loadRun
 	drain time.Duration
 }
 
 func (r *drainingRun) Wait() ([]timeline.Request, error) {
-	reqs, err := r.LoadRun.Wait()
+	reqs, err := r.loadRun.Wait()
 	time.Sleep(r.drain)
 	return reqs, err
 }
@@ -360,8 +360,8 @@ func (r *drainingRun) Wait() ([]timeline.Request, error) {
 func TestRunCtrlCRevertsBeforeTheLoadDrains(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	f := newCtxFaults()
-	r.Kit.faults = f
-	r.Kit.Load = &drainingLoad{drain: 2 * time.Second}
+	r.kit.faults = f
+	r.kit.load = &drainingLoad{drain: 2 * time.Second}
 	ctx, send := ctrlC(t)
 	var signalled time.Time
 	go func() {

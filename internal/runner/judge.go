@@ -8,13 +8,13 @@ import (
 	"github.com/probegate/probegate/observers"
 )
 
-// verdictJudge is the real Judge: the oracle from the live pod spec (with the scenario's oracle
+// verdictJudge is the real judger: the oracle from the live pod spec (with the scenario's oracle
 // options), then every expected rule from the verdict registry, over the timeline with every
 // restart's cause re-decided once late events have arrived.
 type verdictJudge struct{}
 
-// Judge implements Judge.
-func (verdictJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
+// Judge implements judger.
+func (verdictJudge) Judge(in judgeInput) (*oracle.Oracle, []verdict.Result, error) {
 	opts, err := oracle.ParseOptions(in.Scenario.Oracle)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: oracle: %w", in.Scenario.File, err)

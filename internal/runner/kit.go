@@ -16,33 +16,33 @@ import (
 	"github.com/probegate/probegate/internal/verdict"
 )
 
-// Kit is every capability a run needs, each behind a small interface so the schedule can be tested
-// with fakes. NewKit (wire.go) fills it with the real packages; the deployers live in deploy.
-type Kit struct {
-	Deployer  deploy.Deployer
-	Observers ObserverStarter
-	Load      LoadStarter
+// kit is every capability a run needs, each behind a small interface so the schedule can be tested
+// with fakes. newKit (wire.go) fills it with the real packages; the deployers live in deploy.
+type kit struct {
+	deployer  deploy.Deployer
+	observers observerStarter
+	load      loadStarter
 	faults    faultBuilder // the fault registry when nil; runner tests set fakes
-	Judge     Judge
-	// NodeExec runs a command in the cluster's node container (freeze), when the cluster is kind.
-	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
+	judge     judger
+	// nodeExec runs a command in the cluster's node container (freeze), when the cluster is kind.
+	nodeExec func(ctx context.Context, args ...string) ([]byte, error)
 }
 
-// ObserverStarter starts the namespace's watchers writing to tl and returns once they have synced.
-type ObserverStarter interface {
-	Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (Observation, error)
+// observerStarter starts the namespace's watchers writing to tl and returns once they have synced.
+type observerStarter interface {
+	Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (observation, error)
 }
 
-// Observation is a running set of watchers.
-type Observation interface {
+// observation is a running set of watchers.
+type observation interface {
 	// ReadyEndpoints is the number of ready endpoints of the target Service now.
 	ReadyEndpoints() int
 	// Stop ends the watchers; it is safe to call more than once.
 	Stop()
 }
 
-// LoadSpec is the load of one scenario.
-type LoadSpec struct {
+// loadSpec is the load of one scenario.
+type loadSpec struct {
 	URL       string
 	Rate      int
 	Duration  time.Duration
@@ -56,13 +56,13 @@ type LoadSpec struct {
 	AllowHost       string
 }
 
-// LoadStarter starts constant-rate load recording every request on tl.
-type LoadStarter interface {
-	Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error)
+// loadStarter starts constant-rate load recording every request on tl.
+type loadStarter interface {
+	Start(ctx context.Context, spec loadSpec, tl *timeline.Timeline) (loadRun, error)
 }
 
-// LoadRun is load in progress.
-type LoadRun interface {
+// loadRun is load in progress.
+type loadRun interface {
 	// SetRate changes the rate (overload) and returns the previous one.
 	SetRate(rate float64) float64
 	// Wait blocks until the load ends (duration reached or Stop) and returns every request.
@@ -80,7 +80,7 @@ type faultEnv struct {
 	Timeline *timeline.Timeline
 	// Rand is the fault's own seeded stream (which pod, when).
 	Rand     *seed.Source
-	Load     LoadRun
+	Load     loadRun
 	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
 }
 
@@ -91,8 +91,8 @@ type faultBuilder interface {
 	Build(f scenario.Fault, env faultEnv) (inj faults.Fault, skip string, err error)
 }
 
-// JudgeInput is everything verdict rules may read.
-type JudgeInput struct {
+// judgeInput is everything verdict rules may read.
+type judgeInput struct {
 	Scenario *scenario.Scenario
 	Entries  []timeline.Entry
 	Requests []timeline.Request
@@ -103,9 +103,9 @@ type JudgeInput struct {
 	LoadEnd   time.Duration
 }
 
-// Judge computes the timing oracle from the live pod and evaluates the scenario's expectations,
+// judger computes the timing oracle from the live pod and evaluates the scenario's expectations,
 // returning the oracle and one result per expectation, in order (each result places the windows
 // it judged against on the timeline). An error is a harness error, not a failed verdict.
-type Judge interface {
-	Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, error)
+type judger interface {
+	Judge(in judgeInput) (*oracle.Oracle, []verdict.Result, error)
 }

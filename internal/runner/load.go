@@ -15,8 +15,8 @@ type vegetaLoad struct {
 	Logger *slog.Logger
 }
 
-// Start implements LoadStarter.
-func (v vegetaLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+// Start implements loadStarter.
+func (v vegetaLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timeline) (loadRun, error) {
 	run := &vegetaRun{}
 	cfg := loadgen.Config{
 		URL:                     spec.URL,

@@ -15,8 +15,8 @@ type informerObservers struct {
 	Logger *slog.Logger
 }
 
-// Start implements ObserverStarter.
-func (o informerObservers) Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (Observation, error) {
+// Start implements observerStarter.
+func (o informerObservers) Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (observation, error) {
 	obs, err := observers.New(c.Client, tl, observers.Options{
 		Namespace: t.Namespace, Service: t.Service, Deployment: t.Deployment, PodSelector: t.Selector, Logger: o.Logger,
 	})

@@ -44,7 +44,7 @@ type scenarioRun struct {
 	// What the phases produced.
 	target    *deploy.Target
 	pod       *corev1.Pod // the live target pod the oracle is computed from
-	obs       Observation
+	obs       observation
 	attr      *connAttribution
 	routes    *routeWatch
 	sched     *schedule
@@ -153,13 +153,13 @@ func (s *scenarioRun) createNamespace(ctx context.Context) error {
 	return nil
 }
 
-// deploy installs the target into the namespace with the Kit's deployer, and reads the live pod
+// deploy installs the target into the namespace with the kit's deployer, and reads the live pod
 // the oracle is computed from and the workload's settings onto the timeline.
 func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
 	s.phase = "deploy"
 	s.mark("deploy", "")
 	ns := s.rep.Namespace
-	target, err := s.r.Kit.Deployer.Install(ctx, s.r.Conn, deploy.Request{
+	target, err := s.r.kit.deployer.Install(ctx, s.r.Conn, deploy.Request{
 		Namespace: ns, Variant: s.variant, Replicas: s.sc.Target.Replicas,
 		Bootstrap: s.sc.Target.Bootstrap, Slot: slot, Patch: s.r.Opts.Patch,
 	})
@@ -197,7 +197,7 @@ func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
 // the watch of kube-proxy's routing.
 func (s *scenarioRun) observe(ctx context.Context) error {
 	s.phase = "observers"
-	obs, err := s.r.Kit.Observers.Start(ctx, s.r.Conn, s.target, s.tl)
+	obs, err := s.r.kit.observers.Start(ctx, s.r.Conn, s.target, s.tl)
 	if err != nil {
 		return fmt.Errorf("start observers in %s: %w", s.rep.Namespace, err)
 	}
@@ -216,8 +216,8 @@ func (s *scenarioRun) observe(ctx context.Context) error {
 func (s *scenarioRun) planFaults(ctx context.Context) error {
 	sc, r := s.sc, s.r
 	var build faultBuilder = faultRegistry{}
-	if r.Kit.faults != nil {
-		build = r.Kit.faults
+	if r.kit.faults != nil {
+		build = r.kit.faults
 	}
 	root := seed.New(uint64(s.seed))
 	var planned []*plannedFault
@@ -225,7 +225,7 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 		env := faultEnv{
 			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,
 			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
-			NodeExec: r.Kit.NodeExec,
+			NodeExec: r.kit.nodeExec,
 		}
 		inj, skip, err := build.Build(f, env)
 		if err != nil {
@@ -270,12 +270,12 @@ func (s *scenarioRun) drive(ctx context.Context, path string) error {
 
 // startLoad starts the scenario's load on path, hands it to the faults that act on it (overload)
 // and to the progress line, and returns it with the instant it started.
-func (s *scenarioRun) startLoad(ctx context.Context, path string) (LoadRun, time.Time, error) {
+func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time.Time, error) {
 	sc, r := s.sc, s.r
 	s.mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
 	startAt, start := s.tl.Now()
 	s.loadStart = start
-	load, err := r.Kit.Load.Start(ctx, s.attr.loadSpec(LoadSpec{
+	load, err := r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
 		URL: s.target.URL + path, Rate: sc.Load.Rate, Duration: sc.Load.Duration,
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, Clients: sc.Load.Clients, PodHeader: podHeader(r.Opts.Custom),
 		// A user's app names its pod only in the header its target file gives, if any.
@@ -361,8 +361,8 @@ func (s *scenarioRun) settle(ctx context.Context) error {
 func (s *scenarioRun) judge(ctx context.Context) error {
 	s.phase = "judge"
 	s.status.set("judge")
-	in := JudgeInput{Scenario: s.sc, Entries: s.tl.Entries(), Requests: s.reqs, Pod: s.pod, LoadStart: s.loadStart, LoadEnd: s.loadEnd}
-	o, results, err := awaitJudge(ctx, s.r.Kit.Judge, in)
+	in := judgeInput{Scenario: s.sc, Entries: s.tl.Entries(), Requests: s.reqs, Pod: s.pod, LoadStart: s.loadStart, LoadEnd: s.loadEnd}
+	o, results, err := awaitJudge(ctx, s.r.kit.judge, in)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func (d *cleaningDeployer) Install(ctx context.Context, c *cluster.Conn, req dep
 // journalObservers journal their Stop.
 type journalObservers struct{ j *journal }
 
-func (o journalObservers) Start(context.Context, *cluster.Conn, *deploy.Target, *timeline.Timeline) (Observation, error) {
+func (o journalObservers) Start(context.Context, *cluster.Conn, *deploy.Target, *timeline.Timeline) (observation, error) {
 	return o, nil
 }
 func (o journalObservers) ReadyEndpoints() int { return 3 }
@@ -38,7 +38,7 @@ func (o journalObservers) Stop()               { o.j.add("stop-observers") }
 
 type panickingLoad struct{}
 
-func (panickingLoad) Start(context.Context, LoadSpec, *timeline.Timeline) (LoadRun, error) {
+func (panickingLoad) Start(context.Context, loadSpec, *timeline.Timeline) (loadRun, error) {
 	panic("load generator bug")
 }
 
@@ -47,9 +47,9 @@ func (panickingLoad) Start(context.Context, LoadSpec, *timeline.Timeline) (LoadR
 func TestRunPanicIsTheErrorAndUndoesLatestFirst(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
 	j := &journal{}
-	r.Kit.Deployer = &cleaningDeployer{j: j}
-	r.Kit.Observers = journalObservers{j: j}
-	r.Kit.Load = panickingLoad{}
+	r.kit.deployer = &cleaningDeployer{j: j}
+	r.kit.observers = journalObservers{j: j}
+	r.kit.load = panickingLoad{}
 	rep, err := r.Run(context.Background(), testScenario("db-slowness"), 0)
 	if err == nil || err.Error() != "scenario db-slowness panicked: load generator bug" {
 		t.Fatalf("err = %v", err)
@@ -80,7 +80,7 @@ func (failingRevert) Revert(context.Context) error { return errors.New("toxiprox
 // error is the scenario's.
 func TestRunUnrevertedFaultIsNotJudged(t *testing.T) {
 	r, _, _, _ := newTestRunner(t)
-	r.Kit.faults = failingRevertFaults{}
+	r.kit.faults = failingRevertFaults{}
 	sc := testScenario("db-slowness")
 	sc.Faults = sc.Faults[2:] // pod-delete: one-shot, reverted when the schedule ends
 	rep, err := r.Run(context.Background(), sc, 0)

@@ -24,10 +24,10 @@ type routeWatch struct {
 // startRouting starts the routing watch when the node can be reached (kind). It never fails the
 // run: without it, "after withdrawal" verdicts fall back to the propagation allowance.
 func (r *Runner) startRouting(ctx context.Context, t *deploy.Target, log *slog.Logger) *routeWatch {
-	if os.Getenv(routingEnv) == "off" || r.Kit.NodeExec == nil || t.Service == "" {
+	if os.Getenv(routingEnv) == "off" || r.kit.nodeExec == nil || t.Service == "" {
 		return nil
 	}
-	w, err := routing.Start(ctx, routing.Exec(r.Kit.NodeExec), t.Namespace, t.Service, 0, log)
+	w, err := routing.Start(ctx, routing.Exec(r.kit.nodeExec), t.Namespace, t.Service, 0, log)
 	if err != nil {
 		log.Warn("no routing watch: verdicts use the propagation allowance for kube-proxy", "err", err)
 		return nil

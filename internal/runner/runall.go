@@ -16,13 +16,7 @@ import (
 // that were never started (the context ended) carry the interruption as their error.
 func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports.ScenarioReport {
 	out := make([]reports.ScenarioReport, len(scs))
-	width := r.Opts.Parallel
-	if width < 1 {
-		width = 1
-	}
-	if r.Opts.Slots > 0 {
-		width = min(width, r.Opts.Slots)
-	}
+	width := r.width()
 
 	var together, alone []int
 	for i, sc := range scs {
@@ -34,7 +28,7 @@ func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports
 	}
 	sort.SliceStable(together, func(a, b int) bool { return scs[together[a]].Span() > scs[together[b]].Span() })
 
-	pool := r.SlotPool(width)
+	pool := r.slots()
 	notRun := func(i int) {
 		out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: "not run: " + interruption(ctx).Error()}
 	}
@@ -75,14 +69,36 @@ func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports
 	return out
 }
 
-// SlotPool returns the runner's port-slot pool, creating it for width concurrent runs.
-func (r *Runner) SlotPool(width int) *SlotPool {
+// RunOne runs one scenario on the next free port slot, waiting for one: for callers that schedule
+// scenarios themselves, as the e2e suite's features do. The report carries any harness error.
+func (r *Runner) RunOne(ctx context.Context, sc *scenario.Scenario) *reports.ScenarioReport {
+	pool := r.slots()
+	slot, err := pool.Acquire(ctx)
+	if err != nil {
+		return &reports.ScenarioReport{Name: sc.Name, Error: err.Error()}
+	}
+	defer pool.Release(slot)
+	rep, _ := r.Run(ctx, sc, slot)
+	return rep
+}
+
+// width is how many scenarios run at once: Opts.Parallel, at least 1, at most Opts.Slots.
+func (r *Runner) width() int {
+	width := max(r.Opts.Parallel, 1)
+	if r.Opts.Slots > 0 {
+		width = min(width, r.Opts.Slots)
+	}
+	return width
+}
+
+// slots returns the runner's port-slot pool, creating it for width() concurrent runs.
+func (r *Runner) slots() *slotPool {
 	r.poolOnce.Do(func() {
 		slots := r.Opts.Slots
 		if slots <= 0 {
 			slots = cluster.Slots
 		}
-		r.pool = &SlotPool{Client: r.Conn.Client, Slots: slots, Width: width,
+		r.pool = &slotPool{Client: r.Conn.Client, Slots: slots, Width: r.width(),
 			TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
 	})
 	return r.pool

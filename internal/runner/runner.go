@@ -81,7 +81,7 @@ func (s runProgress) set(phase string) {
 	}
 }
 
-func (s runProgress) watch(obs Observation, sched *schedule, start time.Time, d time.Duration) {
+func (s runProgress) watch(obs observation, sched *schedule, start time.Time, d time.Duration) {
 	if s.p != nil {
 		s.p.Load(s.name, start, d, obs.ReadyEndpoints, sched.Active)
 	}
@@ -99,11 +99,11 @@ const patchedSuffix = " + tune patch"
 // Runner runs scenarios on one cluster.
 type Runner struct {
 	Conn *cluster.Conn
-	Kit  Kit
 	Opts Options
+	kit  kit
 
 	poolOnce sync.Once
-	pool     *SlotPool
+	pool     *slotPool
 
 	// reportDir, set by Execute, is where each scenario's timeline is streamed while it runs;
 	// dirs are the scenario directories taken in it.
@@ -166,7 +166,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 
 // awaitJudge runs j. An interrupt while it runs lets it finish (judging is bounded); a second one
 // (interrupt.Hurry) stops waiting for it.
-func awaitJudge(ctx context.Context, j Judge, in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
+func awaitJudge(ctx context.Context, j judger, in judgeInput) (*oracle.Oracle, []verdict.Result, error) {
 	type judged struct {
 		o       *oracle.Oracle
 		results []verdict.Result
@@ -204,7 +204,7 @@ func interruption(ctx context.Context) error {
 // (a pod fault choosing the busiest pod).
 type loadAware interface{ SetLoad(faults.RateSetter) }
 
-func setLoad(s *schedule, l LoadRun) {
+func setLoad(s *schedule, l loadRun) {
 	for _, f := range s.faults {
 		if la, ok := f.Inj.(loadAware); ok {
 			la.SetLoad(l)
@@ -214,7 +214,7 @@ func setLoad(s *schedule, l LoadRun) {
 
 // waitLoad waits for the load to end; on cancellation it stops the load and still collects what
 // was recorded.
-func waitLoad(ctx context.Context, l LoadRun) ([]timeline.Request, error) {
+func waitLoad(ctx context.Context, l loadRun) ([]timeline.Request, error) {
 	type result struct {
 		reqs []timeline.Request
 		err  error

@@ -53,7 +53,7 @@ func (d *fakeDeployer) Install(ctx context.Context, c *cluster.Conn, req deploy.
 
 type fakeObservers struct{ stopped atomic.Int32 }
 
-func (o *fakeObservers) Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (Observation, error) {
+func (o *fakeObservers) Start(ctx context.Context, c *cluster.Conn, t *deploy.Target, tl *timeline.Timeline) (observation, error) {
 	return o, nil
 }
 func (o *fakeObservers) ReadyEndpoints() int { return 3 }
@@ -62,13 +62,13 @@ func (o *fakeObservers) Stop()               { o.stopped.Add(1) }
 // fakeLoad starts one fakeLoadRun per scenario: runs side by side share nothing.
 type fakeLoad struct{}
 
-func (fakeLoad) Start(ctx context.Context, spec LoadSpec, tl *timeline.Timeline) (LoadRun, error) {
+func (fakeLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timeline) (loadRun, error) {
 	return &fakeLoadRun{spec: spec, tl: tl, stop: make(chan struct{})}, nil
 }
 
 // fakeLoadRun lasts its spec's duration (or until stopped) and records one request.
 type fakeLoadRun struct {
-	spec LoadSpec
+	spec loadSpec
 	tl   *timeline.Timeline
 	stop chan struct{}
 	once sync.Once
@@ -126,7 +126,7 @@ func (r *recordingInjector) Revert(context.Context) error {
 // fakeJudge fails rules named "fail-*" and checks it sees the fault actions on the timeline.
 type fakeJudge struct{}
 
-func (fakeJudge) Judge(in JudgeInput) (*oracle.Oracle, []verdict.Result, error) {
+func (fakeJudge) Judge(in judgeInput) (*oracle.Oracle, []verdict.Result, error) {
 	if in.Pod == nil {
 		return nil, nil, errors.New("no pod")
 	}
@@ -154,8 +154,8 @@ func newTestRunner(t *testing.T) (*Runner, *journal, *fakeDeployer, *fakeObserve
 	o := &fakeObservers{}
 	return &Runner{
 		Conn: &cluster.Conn{Name: "fake", Client: fake.NewClientset()},
-		Kit: Kit{Deployer: d, Observers: o, Load: fakeLoad{}, faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
-			Judge: fakeJudge{}},
+		kit: kit{deployer: d, observers: o, load: fakeLoad{}, faults: &fakeFaults{j: j, skip: map[string]string{"stall": "target has no admin endpoint"}},
+			judge: fakeJudge{}},
 		Opts: Options{Parallel: 1},
 	}, j, d, o
 }
@@ -337,9 +337,12 @@ func TestRunTellsProgress(t *testing.T) {
 }
 
 func TestRunInstallsWithThePatchAndSaysSo(t *testing.T) {
-	r, _, d, _ := newTestRunner(t)
-	r.Opts.Patch = []byte("kind: Deployment\n")
+	base, _, d, _ := newTestRunner(t)
+	r := base.WithPatch([]byte("kind: Deployment\n"))
 	reps := r.RunAll(context.Background(), []*scenario.Scenario{testScenario("a"), testScenario("b")})
+	if base.Opts.Patch != nil {
+		t.Errorf("WithPatch changed the runner it came from: patch %q", base.Opts.Patch)
+	}
 	if len(d.requests) != 2 {
 		t.Fatalf("%d installs, want 2", len(d.requests))
 	}

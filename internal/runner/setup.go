@@ -83,22 +83,21 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	if err != nil {
 		return nil, nil, err
 	}
-	kit := NewKit(app, kc, log)
 	var custom *scenario.TargetSpec
 	if app != nil {
 		custom = app.Spec
-	}
-	if err := kit.Deployer.Preflight(ctx, c, variantsOf(scs, req.Variant)); err != nil {
-		return nil, nil, err
 	}
 	parallel := req.Parallel
 	if parallel == 0 {
 		parallel = cluster.DefaultParallel()
 	}
-	r := &Runner{Conn: c, Kit: kit, Opts: Options{
+	r := New(c, kc, app, Options{
 		Variant: req.Variant, Custom: custom, Images: req.Images, Seed: req.Seed, Keep: req.Keep,
 		Parallel: parallel, Slots: cluster.Slots, Logger: log, Progress: req.Progress,
-	}}
+	})
+	if err := r.Preflight(ctx, variantsOf(scs, req.Variant)); err != nil {
+		return nil, nil, err
+	}
 	return r, scs, nil
 }
 

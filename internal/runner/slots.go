@@ -12,10 +12,10 @@ import (
 	"github.com/probegate/probegate/internal/pause"
 )
 
-// SlotPool hands out the cluster's port slots (a target NodePort and a toxiproxy NodePort each).
+// slotPool hands out the cluster's port slots (a target NodePort and a toxiproxy NodePort each).
 // A slot is free when this process has not claimed it and no Service on the cluster uses either of
 // its NodePorts, so runs of other processes sharing the cluster are respected too.
-type SlotPool struct {
+type slotPool struct {
 	Client kubernetes.Interface
 	// Slots is the number of slots; Width caps how many this pool hands out at once.
 	Slots, Width int
@@ -29,7 +29,7 @@ type SlotPool struct {
 }
 
 // Acquire waits for a free slot and claims it.
-func (p *SlotPool) Acquire(ctx context.Context) (int, error) {
+func (p *slotPool) Acquire(ctx context.Context) (int, error) {
 	poll := p.Poll
 	if poll == 0 {
 		poll = 2 * time.Second
@@ -45,7 +45,7 @@ func (p *SlotPool) Acquire(ctx context.Context) (int, error) {
 	}
 }
 
-func (p *SlotPool) try(ctx context.Context) (int, error) {
+func (p *slotPool) try(ctx context.Context) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.claimed == nil {
@@ -77,7 +77,7 @@ func (p *SlotPool) try(ctx context.Context) (int, error) {
 }
 
 // Release gives a slot back.
-func (p *SlotPool) Release(slot int) {
+func (p *slotPool) Release(slot int) {
 	p.mu.Lock()
 	delete(p.claimed, slot)
 	p.mu.Unlock()

@@ -17,7 +17,7 @@ import (
 func TestSlotPool(t *testing.T) {
 	busy := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "toxiproxy-api", Namespace: "other"},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8474, NodePort: cluster.ToxiproxyNodePort(0)}}}}
-	p := &SlotPool{Client: fake.NewClientset(busy), Slots: 4, Width: 2, Poll: 10 * time.Millisecond,
+	p := &slotPool{Client: fake.NewClientset(busy), Slots: 4, Width: 2, Poll: 10 * time.Millisecond,
 		TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
 	ctx := context.Background()
 	a, err := p.Acquire(ctx)

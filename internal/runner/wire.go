@@ -1,24 +1,44 @@
 package runner
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/deploy"
 )
 
-// NewKit wires the real packages: the deployer of app (the bundled fixture when app is nil), the
-// informer observers, vegeta load, the fault registry and the verdict rules. kc is the local kind
-// cluster, nil for --kubeconfig runs (then no images are loaded and node-level faults are skipped).
-func NewKit(app *deploy.App, kc *cluster.Cluster, log *slog.Logger) Kit {
-	k := Kit{
-		Deployer:  deploy.NewDeployer(app, kc, log),
-		Observers: informerObservers{Logger: log},
-		Load:      vegetaLoad{Logger: log},
-		Judge:     verdictJudge{},
+// New returns a runner on the cluster c with the real parts: the deployer of app (the bundled
+// fixture when app is nil), the informer observers, vegeta load, the fault registry and the
+// verdict rules. kc is the local kind cluster, nil for --kubeconfig runs (then no images are loaded
+// and node-level faults are skipped).
+func New(c *cluster.Conn, kc *cluster.Cluster, app *deploy.App, opts Options) *Runner {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	k := kit{
+		deployer:  deploy.NewDeployer(app, kc, log),
+		observers: informerObservers{Logger: log},
+		load:      vegetaLoad{Logger: log},
+		judge:     verdictJudge{},
 	}
 	if kc != nil {
-		k.NodeExec = kc.NodeExec
+		k.nodeExec = kc.NodeExec
 	}
-	return k
+	return &Runner{Conn: c, kit: k, Opts: opts}
+}
+
+// Preflight checks that what the variants need is on the cluster (the images, loaded into kind
+// when they are not) before anything is deployed.
+func (r *Runner) Preflight(ctx context.Context, variants []string) error {
+	return r.kit.deployer.Preflight(ctx, r.Conn, variants)
+}
+
+// WithPatch returns a runner on the same cluster and parts that installs the target with patch (a
+// strategic-merge patch of its workload, as tune writes it) applied; r is left unchanged.
+func (r *Runner) WithPatch(patch []byte) *Runner {
+	opts := r.Opts
+	opts.Patch = patch
+	return &Runner{Conn: r.Conn, kit: r.kit, Opts: opts}
 }

@@ -17,27 +17,36 @@ import (
 // PatchFile is the applied patch, saved beside the re-runs' report.
 const PatchFile = "tune-patch.yaml"
 
-// RunnerRerunner re-runs scenarios with the probegate runner: a runner with the base's
-// connection, kit and options, the workload's patch added, writing one report directory per
-// workload under Out.
+// Execute runs scenarios with the workload patch applied and writes their report directory dir,
+// as (*runner.Runner).WithPatch(patch).Execute does.
+type Execute func(ctx context.Context, patch []byte, scs []*scenario.Scenario, dir string, command []string) (*reports.Report, error)
+
+// RunnerRerunner re-runs scenarios through Execute with each workload's patch, writing one report
+// directory per workload under Out.
 type RunnerRerunner struct {
-	Base    *runner.Runner
+	Execute Execute
 	Out     string
 	Command []string
 	// Dirs are the report directories written, in order.
 	Dirs []string
 }
 
+// NewRunnerRerunner re-runs with the probegate runner base: its connection, parts and options,
+// the workload's patch added.
+func NewRunnerRerunner(base *runner.Runner, out string, command []string) *RunnerRerunner {
+	return &RunnerRerunner{Out: out, Command: command,
+		Execute: func(ctx context.Context, patch []byte, scs []*scenario.Scenario, dir string, command []string) (*reports.Report, error) {
+			return base.WithPatch(patch).Execute(ctx, scs, dir, command)
+		}}
+}
+
 // Rerun implements Rerunner.
 func (rr *RunnerRerunner) Rerun(ctx context.Context, w *Workload, scs []*scenario.Scenario) ([]reports.ScenarioReport, error) {
-	opts := rr.Base.Opts
-	opts.Patch = w.Patch
-	r := &runner.Runner{Conn: rr.Base.Conn, Kit: rr.Base.Kit, Opts: opts}
 	dir := filepath.Join(rr.Out, dirName(w))
 	if slices.Contains(rr.Dirs, dir) {
 		dir = fmt.Sprintf("%s-%d", dir, len(rr.Dirs)+1)
 	}
-	rep, err := r.Execute(ctx, scs, dir, rr.Command)
+	rep, err := rr.Execute(ctx, w.Patch, scs, dir, rr.Command)
 	if err != nil {
 		return nil, fmt.Errorf("re-run: %w", err)
 	}
