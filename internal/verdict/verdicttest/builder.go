@@ -161,11 +161,16 @@ func (b *Builder) Deleting(t time.Duration, pod string, grace time.Duration) *Bu
 // DeletingSeen records the pod's deletion made at made (the API's time, truncated to the second)
 // and delivered by the watch only at t.
 func (b *Builder) DeletingSeen(t, made time.Duration, pod string, grace time.Duration) *Builder {
-	b.Deleting(t, pod, grace)
+	return b.Deleting(t, pod, grace).apiTime(t, made)
+}
+
+// apiTime stamps the entry added last as seen at t and, by the API, at api truncated to the
+// second (as the API's timestamps are).
+func (b *Builder) apiTime(t, api time.Duration) *Builder {
 	e := &b.entries[len(b.entries)-1]
 	e.At = Start.Add(t)
-	api := Start.Add(made).Truncate(time.Second)
-	e.APITime = &api
+	at := Start.Add(api).Truncate(time.Second)
+	e.APITime = &at
 	return b
 }
 
@@ -182,12 +187,7 @@ func (b *Builder) Exited(t time.Duration, pod string, exitCode int32) *Builder {
 // ExitedReported records the pod's container seen terminated at t, its status reporting it
 // finished at finished (truncated to the second, as the API does).
 func (b *Builder) ExitedReported(t, finished time.Duration, pod string, exitCode int32) *Builder {
-	b.Exited(t, pod, exitCode)
-	e := &b.entries[len(b.entries)-1]
-	e.At = Start.Add(t)
-	api := Start.Add(finished).Truncate(time.Second)
-	e.APITime = &api
-	return b
+	return b.Exited(t, pod, exitCode).apiTime(t, finished)
 }
 
 // Deleted records the pod object going away.
