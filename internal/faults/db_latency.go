@@ -26,7 +26,10 @@ func init() {
 				return nil, err
 			}
 			latency := a.Duration("latency", time.Second)
-			probe := a.Env.dbProbe(client, proxy, latency+5*time.Second)
+			// A measurement waits for two replies the toxic delays (SSLRequest, then StartupMessage),
+			// plus a port-forward on a node that may be busy: a soak once saw no SSLRequest reply
+			// within latency + 5 s, twice, on a loaded machine.
+			probe := a.Env.dbProbe(client, proxy, 2*latency+6*time.Second)
 			return NewDBLatency(a.Rec, client, proxy.Name, latency, a.Duration("jitter", 0), probe), nil
 		},
 	})
