@@ -52,6 +52,8 @@ type Cluster struct {
 	NodeContainer string
 	kind          string
 	log           *slog.Logger
+	// exec replaces `docker exec` into the node (tests).
+	exec func(ctx context.Context, args ...string) ([]byte, error)
 }
 
 func (o *Options) defaults() error {
@@ -143,7 +145,7 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 	if exists {
 		if err := c.reusable(ctx); err == nil {
 			opts.Log.Info("reusing running cluster", "name", c.Name)
-			if err := c.waitReady(ctx, opts.WaitTimeout); err != nil {
+			if err := c.settle(ctx, opts.WaitTimeout); err != nil {
 				return nil, err
 			}
 			return c, nil
@@ -179,7 +181,7 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 		err = c.checkFence(ctx)
 	}
 	if err == nil {
-		err = c.waitReady(ctx, opts.WaitTimeout)
+		err = c.settle(ctx, opts.WaitTimeout)
 	}
 	if err != nil {
 		opts.Log.Error("cluster creation failed; deleting what was created", "err", err)
@@ -376,6 +378,9 @@ func (c *Cluster) buildBundled(ctx context.Context) error {
 // NodeExec runs a command inside the control-plane node container and returns its stdout. The
 // docker client runs in its own process group: only ctx stops it, not a Ctrl-C on the terminal.
 func (c *Cluster) NodeExec(ctx context.Context, args ...string) ([]byte, error) {
+	if c.exec != nil {
+		return c.exec(ctx, args...)
+	}
 	return runCmdAlone(ctx, "docker", append([]string{"exec", c.NodeContainer}, args...)...)
 }
 

@@ -66,7 +66,7 @@ func TestIntegrationClusterLifecycle(t *testing.T) {
 		t.Fatalf("create: %v", err)
 	}
 	created := time.Since(start)
-	if st, err := c.Fence(ctx); err != nil || !st.EndsInReject {
+	if st, err := c.Fence(ctx); err != nil || !st.EndsInReject || st.OutputPos != 1 || st.ForwardPos != 1 {
 		t.Fatalf("fence after create: %+v, %v", st, err)
 	}
 	start = time.Now()

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +18,9 @@ const FenceChain = "PROBEGATE-EGRESS"
 // FenceStatus is what the node's egress fence looks like.
 type FenceStatus struct {
 	// OutputPos and ForwardPos are the 1-based positions of the jump to the fence in OUTPUT and
-	// FORWARD (0: missing). The entrypoint puts it first; kube-proxy later inserts its own jumps
-	// above it, none of which accept new outbound traffic.
+	// FORWARD (0: missing). The entrypoint puts it first; kube-proxy and the kubelet then insert
+	// their own jumps above it (KUBE-FORWARD accepts marked packets), so fenceFirst moves it back
+	// once they have.
 	OutputPos    int
 	ForwardPos   int
 	EndsInReject bool  // the chain's last rule REJECTs
@@ -64,6 +66,137 @@ func (c *Cluster) Fence(ctx context.Context) (FenceStatus, error) {
 	return st, nil
 }
 
+// kubeProxyJump is the jump kube-proxy inserts at the top of OUTPUT and FORWARD, after the
+// kubelet's: once both chains hold it, neither inserts again (they only check their jumps exist).
+const kubeProxyJump = "-j KUBE-SERVICES"
+
+// fenceFirst makes the jump to the fence the first rule of OUTPUT and FORWARD (IPv4 and IPv6) and
+// the only one, after waiting up to within for kube-proxy to have inserted its jumps: a packet
+// meets the fence before any rule that could accept it. The node is never unfenced in between.
+func (c *Cluster) fenceFirst(ctx context.Context, within time.Duration) error {
+	chains := []string{"OUTPUT", "FORWARD"}
+	rules := func(ipt, chain string) ([]string, error) {
+		out, err := c.NodeExec(ctx, ipt, "-w", "-S", chain)
+		if err != nil {
+			return nil, fmt.Errorf("read node %s %s: %w", ipt, chain, err)
+		}
+		var rs []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "-A "+chain+" ") {
+				rs = append(rs, strings.TrimSpace(l))
+			}
+		}
+		return rs, nil
+	}
+	deadline := time.Now().Add(within)
+	for {
+		missing := ""
+		for _, chain := range chains {
+			rs, err := rules("iptables", chain)
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(rs, func(r string) bool { return strings.Contains(r, kubeProxyJump) }) {
+				missing = chain + " has no " + kubeProxyJump
+			}
+		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.log.Warn("kube-proxy has not programmed the node yet; putting the egress fence first anyway", "missing", missing)
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	for _, ipt := range []string{"iptables", "ip6tables"} {
+		for _, chain := range chains {
+			if err := c.fenceFirstIn(ctx, ipt, chain, rules); err != nil {
+				return fmt.Errorf("put the egress fence first in node %s %s: %w", ipt, chain, err)
+			}
+		}
+	}
+	return nil
+}
+
+// firstComment marks the jump fenceFirst inserts: unlike the entrypoint's plain jump, it can be
+// told apart by its rule spec, so each jump is deleted by what it is, never by a rule number
+// that a concurrent insert could shift.
+const firstComment = "probegate-fence-first"
+
+// fenceFirstIn makes the commented jump the first rule of one chain and the only jump to the
+// fence in it; at every step at least one jump to the fence stays in the chain.
+func (c *Cluster) fenceFirstIn(ctx context.Context, ipt, chain string, rules func(ipt, chain string) ([]string, error)) error {
+	plain := []string{"-j", FenceChain}
+	marked := []string{"-m", "comment", "--comment", firstComment, "-j", FenceChain}
+	run := func(op string, spec []string, pos ...string) error {
+		args := append(append([]string{ipt, "-w", op, chain}, pos...), spec...)
+		_, err := c.NodeExec(ctx, args...)
+		return err
+	}
+	rs, err := rules(ipt, chain)
+	if err != nil {
+		return err
+	}
+	first, markedAt, plainAt := jumpKinds(rs)
+	if first == "marked" && len(plainAt) == 0 {
+		return nil
+	}
+	if len(markedAt) > 0 && first != "marked" {
+		// Something was inserted above the marked jump since it was put first: a plain jump on
+		// top holds the fence while the marked one is taken out.
+		if err := run("-I", plain, "1"); err != nil {
+			return err
+		}
+		if err := run("-D", marked); err != nil {
+			return err
+		}
+		first = "plain"
+	}
+	if first != "marked" {
+		if err := run("-I", marked, "1"); err != nil {
+			return err
+		}
+	}
+	for {
+		if rs, err = rules(ipt, chain); err != nil {
+			return err
+		}
+		if _, _, plainAt = jumpKinds(rs); len(plainAt) == 0 {
+			return nil
+		}
+		if err := run("-D", plain); err != nil {
+			return err
+		}
+	}
+}
+
+// jumpKinds reads the jumps to the fence among rules (the "-A" lines of one chain, in order):
+// what the first rule is ("marked", "plain" or ""), and the 1-based positions of each kind.
+func jumpKinds(rules []string) (first string, marked, plain []int) {
+	for i, r := range rules {
+		if !strings.HasSuffix(r, "-j "+FenceChain) {
+			continue
+		}
+		if strings.Contains(r, firstComment) {
+			marked = append(marked, i+1)
+		} else {
+			plain = append(plain, i+1)
+		}
+	}
+	switch {
+	case len(marked) > 0 && marked[0] == 1:
+		first = "marked"
+	case len(plain) > 0 && plain[0] == 1:
+		first = "plain"
+	}
+	return first, marked, plain
+}
+
 // checkFence refuses a cluster whose node is not fenced.
 func (c *Cluster) checkFence(ctx context.Context) error {
 	st, err := c.Fence(ctx)
@@ -74,6 +207,31 @@ func (c *Cluster) checkFence(ctx context.Context) error {
 		return fmt.Errorf("node %s has no egress fence (chain %s ending in REJECT): refusing to use it", c.NodeContainer, FenceChain)
 	}
 	return nil
+}
+
+// checkFenceFirst refuses a node whose egress fence is not the first rule of OUTPUT and FORWARD.
+func (c *Cluster) checkFenceFirst(ctx context.Context) error {
+	st, err := c.Fence(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.EndsInReject || st.OutputPos != 1 || st.ForwardPos != 1 {
+		return fmt.Errorf("node %s: the egress fence (chain %s) is rule #%d of OUTPUT and #%d of FORWARD, not the first: refusing to use it",
+			c.NodeContainer, FenceChain, st.OutputPos, st.ForwardPos)
+	}
+	return nil
+}
+
+// settle waits for the cluster to be ready, then puts the node's egress fence first (kube-proxy has
+// inserted its jumps above it by then) and checks that it is.
+func (c *Cluster) settle(ctx context.Context, timeout time.Duration) error {
+	if err := c.waitReady(ctx, timeout); err != nil {
+		return err
+	}
+	if err := c.fenceFirst(ctx, time.Minute); err != nil {
+		return err
+	}
+	return c.checkFenceFirst(ctx)
 }
 
 // waitReady waits until the node is Ready, CoreDNS has ready replicas and kube-proxy runs.

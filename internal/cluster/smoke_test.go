@@ -35,8 +35,8 @@ func TestIntegrationClusterSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !fence.EndsInReject || fence.OutputPos == 0 || fence.ForwardPos == 0 {
-		t.Fatalf("node egress fence incomplete: %+v", fence)
+	if !fence.EndsInReject || fence.OutputPos != 1 || fence.ForwardPos != 1 {
+		t.Fatalf("node egress fence incomplete or not the first rule of OUTPUT and FORWARD: %+v", fence)
 	}
 	t.Logf("egress fence: OUTPUT #%d, FORWARD #%d, %d packets rejected since boot", fence.OutputPos, fence.ForwardPos, fence.Rejected)
 
