@@ -28,28 +28,7 @@ func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports
 	}
 	sort.SliceStable(together, func(a, b int) bool { return scs[together[a]].Span() > scs[together[b]].Span() })
 
-	pool := r.slots()
-	notRun := func(i int) {
-		out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: "not run: " + interruption(ctx).Error()}
-	}
-	run := func(i int) {
-		if ctx.Err() != nil {
-			notRun(i)
-			return
-		}
-		slot, err := pool.Acquire(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				notRun(i)
-				return
-			}
-			out[i] = reports.ScenarioReport{Name: scs[i].Name, Error: err.Error()}
-			return
-		}
-		defer pool.Release(slot)
-		rep, _ := r.Run(ctx, scs[i], slot)
-		out[i] = *rep
-	}
+	run := func(i int) { out[i] = *r.RunOne(ctx, scs[i]) }
 
 	var wg sync.WaitGroup
 	started := make(chan struct{}, width)
@@ -69,12 +48,22 @@ func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports
 	return out
 }
 
-// RunOne runs one scenario on the next free port slot, waiting for one: for callers that schedule
-// scenarios themselves, as the e2e suite's features do. The report carries any harness error.
+// RunOne runs one scenario on the next free port slot, waiting for one (RunAll's step, and the e2e
+// suite's, whose features schedule themselves). The report carries any harness error.
+// A scenario the context ended before it started is "not run", with the interruption.
 func (r *Runner) RunOne(ctx context.Context, sc *scenario.Scenario) *reports.ScenarioReport {
+	notRun := func() *reports.ScenarioReport {
+		return &reports.ScenarioReport{Name: sc.Name, Error: "not run: " + interruption(ctx).Error()}
+	}
+	if ctx.Err() != nil {
+		return notRun()
+	}
 	pool := r.slots()
 	slot, err := pool.Acquire(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return notRun()
+		}
 		return &reports.ScenarioReport{Name: sc.Name, Error: err.Error()}
 	}
 	defer pool.Release(slot)
