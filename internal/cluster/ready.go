@@ -31,20 +31,11 @@ type FenceStatus struct {
 func (c *Cluster) Fence(ctx context.Context) (FenceStatus, error) {
 	var st FenceStatus
 	pos := func(chain string) (int, error) {
-		out, err := c.NodeExec(ctx, "iptables", "-w", "-S", chain)
-		if err != nil {
-			return 0, err
+		rs, err := c.chainRules(ctx, "iptables", chain)
+		if i := slices.IndexFunc(rs, isFenceJump); i >= 0 {
+			return i + 1, err
 		}
-		n := 0
-		for _, l := range strings.Split(string(out), "\n") {
-			if strings.HasPrefix(l, "-A "+chain+" ") {
-				n++
-				if strings.HasSuffix(strings.TrimSpace(l), "-j "+FenceChain) {
-					return n, nil
-				}
-			}
-		}
-		return 0, nil
+		return 0, err
 	}
 	var err error
 	if st.OutputPos, err = pos("OUTPUT"); err != nil {
@@ -66,56 +57,66 @@ func (c *Cluster) Fence(ctx context.Context) (FenceStatus, error) {
 	return st, nil
 }
 
-// kubeProxyJump is the jump kube-proxy inserts at the top of OUTPUT and FORWARD, after the
-// kubelet's: once both chains hold it, neither inserts again (they only check their jumps exist).
-const kubeProxyJump = "-j KUBE-SERVICES"
+// chainRules returns the rules of one chain of the node's filter table, as `-A CHAIN …` specs in
+// order.
+func (c *Cluster) chainRules(ctx context.Context, ipt, chain string) ([]string, error) {
+	out, err := c.NodeExec(ctx, ipt, "-w", "-S", chain)
+	if err != nil {
+		return nil, fmt.Errorf("read node %s %s: %w", ipt, chain, err)
+	}
+	var rs []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "-A "+chain+" ") {
+			rs = append(rs, strings.TrimSpace(l))
+		}
+	}
+	return rs, nil
+}
+
+// isFenceJump reports whether rule jumps to the fence; isMarkedJump whether it is the jump
+// fenceFirst inserts, commented firstComment so that it is told apart from the entrypoint's.
+func isFenceJump(rule string) bool  { return strings.HasSuffix(rule, "-j "+FenceChain) }
+func isMarkedJump(rule string) bool { return isFenceJump(rule) && strings.Contains(rule, firstComment) }
+
+const (
+	// kubeProxyJump is the jump kube-proxy inserts at the top of OUTPUT and FORWARD, after the
+	// kubelet's: once both chains hold it, neither inserts again (they only check their jumps exist).
+	kubeProxyJump = "-j KUBE-SERVICES"
+	// firstComment marks the jump fenceFirst inserts, so that each jump is deleted by its spec,
+	// never by a rule number that a concurrent insert could shift.
+	firstComment = "probegate-fence-first"
+)
 
 // fenceFirst makes the jump to the fence the first rule of OUTPUT and FORWARD (IPv4 and IPv6) and
 // the only one, after waiting up to within for kube-proxy to have inserted its jumps: a packet
-// meets the fence before any rule that could accept it. The node is never unfenced in between.
+// meets the fence before any rule that could accept it.
 func (c *Cluster) fenceFirst(ctx context.Context, within time.Duration) error {
 	chains := []string{"OUTPUT", "FORWARD"}
-	rules := func(ipt, chain string) ([]string, error) {
-		out, err := c.NodeExec(ctx, ipt, "-w", "-S", chain)
-		if err != nil {
-			return nil, fmt.Errorf("read node %s %s: %w", ipt, chain, err)
-		}
-		var rs []string
-		for _, l := range strings.Split(string(out), "\n") {
-			if strings.HasPrefix(l, "-A "+chain+" ") {
-				rs = append(rs, strings.TrimSpace(l))
-			}
-		}
-		return rs, nil
-	}
-	deadline := time.Now().Add(within)
-	for {
-		missing := ""
+	missing := ""
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, within, true, func(ctx context.Context) (bool, error) {
+		missing = ""
 		for _, chain := range chains {
-			rs, err := rules("iptables", chain)
+			rs, err := c.chainRules(ctx, "iptables", chain)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if !slices.ContainsFunc(rs, func(r string) bool { return strings.Contains(r, kubeProxyJump) }) {
 				missing = chain + " has no " + kubeProxyJump
 			}
 		}
-		if missing == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			c.log.Warn("kube-proxy has not programmed the node yet; putting the egress fence first anyway", "missing", missing)
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
+		return missing == "", nil
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil && missing == "":
+		return err // reading the rules failed
+	case err != nil:
+		c.log.Warn("kube-proxy has not programmed the node yet; putting the egress fence first anyway", "missing", missing)
 	}
 	for _, ipt := range []string{"iptables", "ip6tables"} {
 		for _, chain := range chains {
-			if err := c.fenceFirstIn(ctx, ipt, chain, rules); err != nil {
+			if err := c.fenceFirstIn(ctx, ipt, chain); err != nil {
 				return fmt.Errorf("put the egress fence first in node %s %s: %w", ipt, chain, err)
 			}
 		}
@@ -123,78 +124,46 @@ func (c *Cluster) fenceFirst(ctx context.Context, within time.Duration) error {
 	return nil
 }
 
-// firstComment marks the jump fenceFirst inserts: unlike the entrypoint's plain jump, it can be
-// told apart by its rule spec, so each jump is deleted by what it is, never by a rule number
-// that a concurrent insert could shift.
-const firstComment = "probegate-fence-first"
-
-// fenceFirstIn makes the commented jump the first rule of one chain and the only jump to the
-// fence in it; at every step at least one jump to the fence stays in the chain.
-func (c *Cluster) fenceFirstIn(ctx context.Context, ipt, chain string, rules func(ipt, chain string) ([]string, error)) error {
+// fenceFirstIn makes the marked jump the first rule of one chain and its only jump to the fence.
+// A plain jump goes on top first and holds the fence while older jumps are taken out, then the
+// marked one goes on top and the plain ones out: no step leaves the chain unfenced.
+func (c *Cluster) fenceFirstIn(ctx context.Context, ipt, chain string) error {
 	plain := []string{"-j", FenceChain}
 	marked := []string{"-m", "comment", "--comment", firstComment, "-j", FenceChain}
-	run := func(op string, spec []string, pos ...string) error {
-		args := append(append([]string{ipt, "-w", op, chain}, pos...), spec...)
-		_, err := c.NodeExec(ctx, args...)
-		return err
-	}
-	rs, err := rules(ipt, chain)
+	rs, err := c.chainRules(ctx, ipt, chain)
 	if err != nil {
 		return err
 	}
-	first, markedAt, plainAt := jumpKinds(rs)
-	if first == "marked" && len(plainAt) == 0 {
+	if len(rs) > 0 && isMarkedJump(rs[0]) && len(slices.DeleteFunc(rs, isFenceJump)) == len(rs)-1 {
 		return nil
 	}
-	if len(markedAt) > 0 && first != "marked" {
-		// Something was inserted above the marked jump since it was put first: a plain jump on
-		// top holds the fence while the marked one is taken out.
-		if err := run("-I", plain, "1"); err != nil {
-			return err
-		}
-		if err := run("-D", marked); err != nil {
-			return err
-		}
-		first = "plain"
+	insert := func(spec []string) error {
+		_, err := c.NodeExec(ctx, append([]string{ipt, "-w", "-I", chain, "1"}, spec...)...)
+		return err
 	}
-	if first != "marked" {
-		if err := run("-I", marked, "1"); err != nil {
-			return err
-		}
-	}
-	for {
-		if rs, err = rules(ipt, chain); err != nil {
-			return err
-		}
-		if _, _, plainAt = jumpKinds(rs); len(plainAt) == 0 {
-			return nil
-		}
-		if err := run("-D", plain); err != nil {
-			return err
+	// removeAll deletes, by spec, every rule the deletion reaches: the first match each time.
+	removeAll := func(spec []string, is func(string) bool) error {
+		for {
+			rs, err := c.chainRules(ctx, ipt, chain)
+			if err != nil || !slices.ContainsFunc(rs, is) {
+				return err
+			}
+			if _, err := c.NodeExec(ctx, append([]string{ipt, "-w", "-D", chain}, spec...)...); err != nil {
+				return err
+			}
 		}
 	}
-}
-
-// jumpKinds reads the jumps to the fence among rules (the "-A" lines of one chain, in order):
-// what the first rule is ("marked", "plain" or ""), and the 1-based positions of each kind.
-func jumpKinds(rules []string) (first string, marked, plain []int) {
-	for i, r := range rules {
-		if !strings.HasSuffix(r, "-j "+FenceChain) {
-			continue
-		}
-		if strings.Contains(r, firstComment) {
-			marked = append(marked, i+1)
-		} else {
-			plain = append(plain, i+1)
-		}
+	isPlain := func(r string) bool { return isFenceJump(r) && !isMarkedJump(r) }
+	if err := insert(plain); err != nil {
+		return err
 	}
-	switch {
-	case len(marked) > 0 && marked[0] == 1:
-		first = "marked"
-	case len(plain) > 0 && plain[0] == 1:
-		first = "plain"
+	if err := removeAll(marked, isMarkedJump); err != nil {
+		return err
 	}
-	return first, marked, plain
+	if err := insert(marked); err != nil {
+		return err
+	}
+	return removeAll(plain, isPlain)
 }
 
 // checkFence refuses a cluster whose node is not fenced.
