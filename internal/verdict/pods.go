@@ -48,8 +48,9 @@ type podLife struct {
 	ReadyMarks         []mark // every transition to ready=true
 	Deleting           *mark
 	// DeletingAt is when the API says the deletion was made (deletionTimestamp − grace, to the
-	// second, on the timeline's clock): the watch can deliver it after the process already exited.
-	DeletingAt *time.Duration
+	// second, on the timeline's clock; Deleting.T without it): the watch can deliver the
+	// deletion after the process already exited.
+	DeletingAt time.Duration
 	// Started is when a container first reported started=true (its startup probe passed), by
 	// container name.
 	Started  map[string]mark
@@ -62,11 +63,7 @@ type podLife struct {
 // deletedFrom is the earliest the pod's deletion can have happened: when the harness saw it, or the
 // API's second-truncated time of it when that is earlier (by at most the truncation).
 func (p *podLife) deletedFrom() time.Duration {
-	from := p.Deleting.T
-	if p.DeletingAt != nil && *p.DeletingAt < from {
-		from = max(*p.DeletingAt, from-time.Second)
-	}
-	return from
+	return min(p.Deleting.T, max(p.DeletingAt, p.Deleting.T-time.Second))
 }
 
 // readyBetween reports whether the pod turned ready in (from, to].
@@ -132,8 +129,7 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 			case c.Field == "deleting":
 				if p.Deleting == nil {
 					p.Deleting = &m
-					at := apiOffset(e)
-					p.DeletingAt = &at
+					p.DeletingAt = apiOffset(e)
 					if c.GracePeriodSeconds != nil {
 						g := time.Duration(*c.GracePeriodSeconds) * time.Second
 						p.Grace = &g
