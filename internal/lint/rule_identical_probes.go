@@ -30,13 +30,10 @@ func checkIdenticalProbes(ctx *Context, w *Workload) []Finding {
 	prop := ctx.propagation(w)
 	var out []Finding
 	for _, c := range w.Containers() {
-		live, ready := c.LivenessProbe, c.ReadinessProbe
-		if live == nil || ready == nil || !hasHandler(live) || !handlersEqual(live, ready) {
+		if !identicalProbesReported(ctx, w, c) {
 			continue
 		}
-		if len(servedRoutes(ctx, w, c)) == 0 {
-			continue // readiness moves no traffic: nothing to withdraw before a restart
-		}
+		live, ready := c.LivenessProbe, c.ReadinessProbe
 		pos := w.AtContainer(c, Liveness.field())
 		lt, rt := timingOf(live), timingOf(ready)
 		headers := ""
@@ -54,6 +51,9 @@ func checkIdenticalProbes(ctx *Context, w *Workload) []Finding {
 				c.Name, describeHandler(live), headers)
 			f.Severity = Warning
 		}
+		if c.StartupProbe == nil {
+			f.Message += fmt.Sprintf("; with no startupProbe, every bootstrap step must also pass it within liveness's initialDelay + (F−1)·P = %s or the start is killed", fmtDur(lt.KillAfter()))
+		}
 		f.Probe = string(Liveness)
 		withdrawn := rt.DetectionWindow().Latest + prop
 		f.Fix = fmt.Sprintf("point liveness at its own shallow endpoint (a main-loop heartbeat, not %s) and set liveness failureThreshold ≥ %d at periodSeconds %d, so (F−1)·P waits past readiness's worst withdrawal %s (%s + %s propagation)",
@@ -61,4 +61,15 @@ func checkIdenticalProbes(ctx *Context, w *Workload) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// identicalProbesReported reports whether PG001 finds container c: liveness and readiness run the
+// same check and a Service routes traffic to c (with no route, readiness withdraws nothing before a
+// restart).
+func identicalProbesReported(ctx *Context, w *Workload, c ContainerRef) bool {
+	live, ready := c.LivenessProbe, c.ReadinessProbe
+	if live == nil || ready == nil || !hasHandler(live) || !handlersEqual(live, ready) {
+		return false
+	}
+	return len(servedRoutes(ctx, w, c)) > 0
 }

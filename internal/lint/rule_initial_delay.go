@@ -24,7 +24,9 @@ func init() {
 			"own check (it fails for the whole bootstrap, dependency waits included), the container keeps " +
 			"state on a volume that a start loads (a PersistentVolumeClaim, or an emptyDir or hostPath mounted " +
 			"writable at a data directory: a path with a `data` segment or under /var/lib), or the budget " +
-			"initialDelay + (F−1)·P is under " + tightBootstrapBudgetText + ". Otherwise (a separate liveness " +
+			"initialDelay + (F−1)·P is under " + tightBootstrapBudgetText + ". When liveness runs readiness's check on a " +
+			"container a Service routes to, that is PG001's root cause: PG001's finding states the bootstrap budget " +
+			"and this one is info (give liveness its own check and the delay reads as grace). Otherwise (a separate liveness " +
 			"check, nothing to load, a budget of " + tightBootstrapBudgetText + " or more) the delay reads as grace " +
 			"before liveness starts and the finding is info: a startupProbe would only end the wait sooner. " +
 			"What the manifest cannot show is whether the check liveness runs passes while a start loads its " +
@@ -69,6 +71,11 @@ func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 			f.Message += fmt.Sprintf("; it covers the measured cold start %s (%s) with 25%% margin, so the delay is a measured budget, not a guess", fmtDur(cold), source)
 		} else if risk := bootstrapRisk(w, c, t); risk != "" {
 			f.Message += ": " + risk
+		} else if handlersEqual(c.LivenessProbe, c.ReadinessProbe) && identicalProbesReported(ctx, w, c) {
+			f.Severity = Info
+			f.Message += "; liveness runs readiness's check, so it fails until the app is ready and every bootstrap step must fit, which is PG001's root cause on this container: once liveness has its own check the delay reads as grace"
+		} else if handlersEqual(c.LivenessProbe, c.ReadinessProbe) {
+			f.Message += ": liveness runs readiness's check, so it fails until the app is ready and every bootstrap step must fit"
 		} else {
 			f.Severity = Info
 			f.Message += fmt.Sprintf("; liveness is a check of its own, the container loads no state and the budget is at least %s, so the delay reads as grace", tightBootstrapBudgetText)
@@ -91,13 +98,12 @@ func measuredColdStart(ctx *Context, w *Workload) (time.Duration, string) {
 }
 
 // bootstrapRisk says what in the manifest puts container c's guessed bootstrap budget at risk, or ""
-// when nothing does.
+// when nothing does, apart from liveness running readiness's check: the caller weighs that one,
+// because PG001 may already report it as its root cause.
 func bootstrapRisk(w *Workload, c ContainerRef, t Timing) string {
 	switch {
 	case c.ReadinessProbe == nil:
 		return "no readiness probe tells bootstrap from a hang, so liveness alone bounds the start"
-	case handlersEqual(c.LivenessProbe, c.ReadinessProbe):
-		return "liveness runs readiness's check, so it fails until the app is ready and every bootstrap step must fit"
 	}
 	if m, ok := stateMount(w, c); ok {
 		return fmt.Sprintf("the container keeps state on volume %q at %s, and a start that loads it grows with the data", m.Name, m.MountPath)

@@ -117,3 +117,47 @@ func TestInitialDelayMeasuredColdStart(t *testing.T) {
 		})
 	}
 }
+
+// TestInitialDelayFoldsIntoIdenticalProbes: when liveness runs readiness's check and a Service
+// routes to the container, PG001 reports the root cause (its finding states the bootstrap
+// consequence) and PG003 drops to info pointing at it: one finding per root cause. Without a route
+// PG001 is silent and PG003 stays a warning.
+func TestInitialDelayFoldsIntoIdenticalProbes(t *testing.T) {
+	const container = "        ports: [{name: http, containerPort: 10254}]\n" +
+		"        readinessProbe: {httpGet: {path: /healthz, port: 10254}}\n" +
+		"        livenessProbe: {httpGet: {path: /healthz, port: 10254}, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 5}\n"
+	for _, tc := range []struct {
+		name, rest string
+		pg003      Severity
+		pg001      bool
+	}{
+		{"routed: PG001 carries the root cause", svcHTTP, Info, true},
+		{"no Service: PG003 alone says it", "", Warning, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := realManifest("Deployment", "web", "3", "", "        image: app:1\n"+container, tc.rest)
+			inv, err := Parse("app.yaml", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := Lint(inv, Config{})
+			p3 := only(fs, "PG003")
+			if len(p3) != 1 || p3[0].Severity != tc.pg003 || !strings.Contains(p3[0].Message, "runs readiness's check") {
+				t.Fatalf("PG003: want one %s finding naming the shared check, got %+v", tc.pg003, p3)
+			}
+			if tc.pg003 == Info && !strings.Contains(p3[0].Message, "PG001") {
+				t.Errorf("PG003 info does not point at PG001: %q", p3[0].Message)
+			}
+			p1 := only(fs, "PG001")
+			if !tc.pg001 {
+				if len(p1) != 0 {
+					t.Fatalf("PG001 without a route: %+v", p1)
+				}
+				return
+			}
+			if len(p1) != 1 || !strings.Contains(p1[0].Message, "initialDelay + (F−1)·P = 50s") {
+				t.Fatalf("PG001: want one finding stating the 50s bootstrap budget, got %+v", p1)
+			}
+		})
+	}
+}
