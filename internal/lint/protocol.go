@@ -10,7 +10,7 @@ import (
 
 // longLivedProtocols are application protocols whose clients hold a connection open for many
 // requests, or for a stream, and re-establish it when it drops: data stores, brokers and
-// websockets. Names as they appear in a Service port's appProtocol (IANA service names,
+// websockets, and xDS control planes. Names as they appear in a Service port's appProtocol (IANA service names,
 // kubernetes.io/ws and kubernetes.io/wss) or in port names (the mesh convention
 // `<protocol>[-<suffix>]`, or the protocol alone).
 var longLivedProtocols = map[string]bool{
@@ -20,6 +20,8 @@ var longLivedProtocols = map[string]bool{
 	"amqp": true, "amqps": true, "mqtt": true, "mqtts": true, "kafka": true, "nats": true,
 	"ws": true, "wss": true, "websocket": true, "websockets": true,
 	"ldap": true, "ldaps": true,
+	// Envoy's discovery protocol: each proxy holds one gRPC stream (ADS) to its control plane.
+	"xds": true, "ads": true,
 }
 
 // requestProtocols are the request/response protocols an appProtocol may name: each request

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -126,5 +127,54 @@ func TestSuppression(t *testing.T) {
 	}
 	if _, err := ParseDisable([]string{"PG999"}); err == nil {
 		t.Error("ParseDisable accepted an unknown rule")
+	}
+}
+
+// TestPlaceholderPortsAndStreams: a StatefulSet's governing Service with a port no container
+// declares routes nowhere (csi-snapshotter's `dummy: 12345`), while the same port on any other
+// Service still reaches the first container; and an xDS control plane (contour) is served over
+// long-lived streams, so the drain and liveness-order rules are info there and warnings on HTTP.
+func TestPlaceholderPortsAndStreams(t *testing.T) {
+	svc := func(name, port string) string {
+		return "---\napiVersion: v1\nkind: Service\nmetadata: {name: " + name + "}\nspec:\n  selector: {app: csi}\n  ports: [{name: " + port + ", port: 12345}]\n"
+	}
+	sidecars := "        image: provisioner:1\n      - name: snapshotter\n        image: snapshotter:1\n"
+	const contour = "        image: contour:1\n        ports: [{name: %s, containerPort: 8001}, {name: metrics, containerPort: 8000}]\n" +
+		"        livenessProbe: {httpGet: {path: /healthz, port: 8000}}\n        readinessProbe: {tcpSocket: {port: 8001}, periodSeconds: 10}\n"
+	contourSvc := "---\napiVersion: v1\nkind: Service\nmetadata: {name: contour}\nspec:\n  selector: {app: contour}\n  ports: [{name: %s, port: 8001, targetPort: 8001}]\n"
+	cases := []struct {
+		name, in string
+		want     map[string]Severity // rule → severity; -1 for "not reported"
+	}{
+		{"governing Service, placeholder port: routes nowhere",
+			realManifest("StatefulSet", "csi", "3", "", sidecars, svc("csi-peers", "dummy")),
+			map[string]Severity{"PG014": -1, "PG009": -1}},
+		{"another Service, the same undeclared port: the first container",
+			realManifest("StatefulSet", "csi", "3", "", sidecars, svc("csi-api", "api")),
+			map[string]Severity{"PG014": Warning, "PG009": Warning}},
+		{"xDS streams: drain and liveness order are info",
+			realManifest("Deployment", "contour", "2", "", fmt.Sprintf(contour, "xds"), fmt.Sprintf(contourSvc, "xds")),
+			map[string]Severity{"PG009": Info, "PG002": Info}},
+		{"the same server on HTTP: warnings",
+			realManifest("Deployment", "contour", "2", "", fmt.Sprintf(contour, "http"), fmt.Sprintf(contourSvc, "http")),
+			map[string]Severity{"PG009": Warning, "PG002": Warning}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			inv, err := Parse("real.yaml", []byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := Lint(inv, Config{})
+			for id, want := range tc.want {
+				got := only(fs, id)
+				switch {
+				case want < 0 && len(got) != 0:
+					t.Errorf("%s reported: %s", id, got[0].Message)
+				case want >= 0 && (len(got) != 1 || got[0].Severity != want):
+					t.Errorf("%s: want one %s finding, got %+v", id, want, got)
+				}
+			}
+		})
 	}
 }

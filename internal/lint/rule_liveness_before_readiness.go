@@ -13,7 +13,9 @@ func init() {
 			"EndpointSlice to kube-proxy. When the liveness window opens before the readiness window " +
 			"(plus propagation) closes, a stalled instance can be killed while it is still in the Service: " +
 			"its in-flight and newly routed requests fail, instead of traffic moving away first and the " +
-			"restart happening only if the instance does not recover.",
+			"restart happening only if the instance does not recover. The finding is info when every route to the " +
+			"container carries long-lived connections (named as for PG009): a withdrawal moves none of them, so " +
+			"ordering liveness after readiness would spare only the new connections of the window.",
 		Fix: "Make liveness react later than readiness: a longer periodSeconds and/or higher failureThreshold on " +
 			"liveness so that (F−1)·P of liveness exceeds F·P + timeout of readiness plus propagation (2 s by " +
 			"default) and any declared readiness lag (" + AnnotationReadinessLag + ").",
@@ -31,7 +33,8 @@ func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 		if c.LivenessProbe == nil || c.ReadinessProbe == nil {
 			continue
 		}
-		if len(servedRoutes(ctx, w, c)) == 0 {
+		routes := servedRoutes(ctx, w, c)
+		if len(routes) == 0 {
 			continue // readiness moves no traffic: nothing to withdraw before a restart
 		}
 		lw := timingOf(c.LivenessProbe).DetectionWindow()
@@ -48,6 +51,10 @@ func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 		f := r.finding(ctx, w, w.AtContainer(c, Liveness.field()), c.Name,
 			"container %q: liveness can fire %s after a stall starts, before readiness has withdrawn it (at worst %s %s = %s): liveness window %s, readiness window %s",
 			c.Name, fmtDur(lw.Earliest), fmtDur(rw.Latest), extra, fmtDur(withdrawn), lw, rw)
+		if rt, proto, ok := requestRoute(c, routes); !ok {
+			f.Severity = Info
+			f.Message += fmt.Sprintf("; %s carries %s, long-lived connections that a withdrawal does not move: withdrawing first would spare only the new connections of the window", rt, proto)
+		}
 		f.Probe = string(Liveness)
 		f.Fix = fmt.Sprintf("set liveness failureThreshold ≥ %d (now %d) at periodSeconds %d, so (F−1)·P is at least the %s readiness withdrawal",
 			failureThresholdAbove(lt.Period, withdrawn), lt.Failure, seconds32(lt.Period), fmtDur(withdrawn))

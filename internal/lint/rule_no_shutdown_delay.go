@@ -19,7 +19,7 @@ func init() {
 			"(metrics ports and a StatefulSet's headless peer Service do not count), and not single-replica " +
 			"StatefulSets or Recreate Deployments, whose old pod stops before a new one could take over. " +
 			"The finding is info when every route to the container carries a protocol of long-lived " +
-			"connections (redis, memcached, databases, message brokers, websockets), named by the Service " +
+			"connections (redis, memcached, databases, message brokers, websockets, xDS control planes), named by the Service " +
 			"port's appProtocol or by the Service or container port's name (`tcp-redis`, a container port " +
 			"`websocket`): those connections are dropped at SIGTERM with or without a delay and their clients " +
 			"reconnect, so a delay only spares the few new connections of the propagation window, which " +

@@ -59,21 +59,29 @@ func (s *Service) headless() bool { return s.Spec.ClusterIP == corev1.ClusterIPN
 // routesTo returns the Service ports that deliver traffic to container c of w. A Service port
 // reaches the container whose port its targetPort names, or whose containerPort equals its numeric
 // targetPort (the port itself when targetPort is unset). A number no container declares still reaches
-// the pod; it is given to the container whose probes use it, else to the first container.
+// the pod; it is given to the container whose probes use it, else to the first container — except on
+// a StatefulSet's governing Service, which exists for the pods' DNS names and often carries a
+// placeholder port (csi-snapshotter's `dummy: 12345`): there a port nothing declares or probes routes
+// nowhere.
 func routesTo(inv *Inventory, w *Workload, c ContainerRef) []route {
 	var out []route
 	for _, s := range servicesSelecting(inv, w) {
+		governing := w.Kind == "StatefulSet" && s.Name == w.ServiceName
 		for _, p := range s.Spec.Ports {
-			if owner := portOwner(w, p); owner != nil && owner == c.Container {
-				out = append(out, route{svc: s, port: p})
+			owner, known := portOwner(w, p)
+			if owner == nil || owner != c.Container || governing && !known {
+				continue
 			}
+			out = append(out, route{svc: s, port: p})
 		}
 	}
 	return out
 }
 
-// portOwner is the container a Service port's traffic reaches, or nil.
-func portOwner(w *Workload, p corev1.ServicePort) *corev1.Container {
+// portOwner is the container a Service port's traffic reaches, or nil; known is false when the
+// owner is a guess (a number that no container declares and no probe uses goes to the first
+// container).
+func portOwner(w *Workload, p corev1.ServicePort) (owner *corev1.Container, known bool) {
 	target := p.TargetPort
 	if target.Type == intstr.Int && target.IntVal == 0 {
 		target = intstr.FromInt32(p.Port)
@@ -81,23 +89,23 @@ func portOwner(w *Workload, p corev1.ServicePort) *corev1.Container {
 	cs := w.Containers()
 	for _, c := range cs {
 		if _, ok := targetContainerPort(c, p); ok {
-			return c.Container
+			return c.Container, true
 		}
 	}
 	if target.Type == intstr.String || len(cs) == 0 {
-		return nil // a named port nobody declares routes nowhere
+		return nil, false // a named port nobody declares routes nowhere
 	}
 	for _, c := range cs {
 		for _, k := range []ProbeKind{Readiness, Liveness, Startup} {
 			if n, ok := probePortNumber(probeOf(c, k)); ok && n == target.IntVal {
-				return c.Container
+				return c.Container, true
 			}
 		}
 	}
 	if len(w.Pod.Containers) > 0 {
-		return &w.Pod.Containers[0]
+		return &w.Pod.Containers[0], false
 	}
-	return cs[0].Container
+	return cs[0].Container, false
 }
 
 // userRoutes keeps the routes that carry user traffic: not a metrics or profiling port, and not the
