@@ -209,8 +209,20 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 
 	start := time.Now()
 	opts.Log.Info("creating kind cluster", "name", c.Name, "image", image, "config", opts.Config)
+	// With workers, the node names are published to every node while kind creates them.
+	names := make(chan error, 1)
+	namesCtx, stopNames := context.WithCancel(ctx)
+	if facts.Nodes > 1 {
+		go func() { names <- c.publishNodeNames(namesCtx, facts.Nodes) }()
+	} else {
+		names <- nil
+	}
 	_, err = runCmd(ctx, nil, kind, "create", "cluster", "--name", c.Name, "--image", image,
 		"--config", opts.Config, "--kubeconfig", c.Kubeconfig, "--wait", "0s")
+	stopNames()
+	if nerr := <-names; nerr != nil {
+		err = errors.Join(err, nerr)
+	}
 	if err == nil {
 		err = c.listNodes(ctx)
 	}

@@ -211,3 +211,17 @@ func TestOptionsWorkers(t *testing.T) {
 		}
 	}
 }
+
+func TestHostsScript(t *testing.T) {
+	peers := []nodeAddr{
+		{"pg-control-plane", netip.MustParseAddr("172.29.0.2")},
+		{"pg-worker", netip.MustParseAddr("172.29.0.3")},
+		{"pg-worker2", netip.MustParseAddr("172.29.0.4")},
+	}
+	got := hostsScript("pg-worker", peers)
+	want := "grep -q ' pg-control-plane$' /etc/hosts || echo '172.29.0.2 pg-control-plane' >>/etc/hosts\n" +
+		"grep -q ' pg-worker2$' /etc/hosts || echo '172.29.0.4 pg-worker2' >>/etc/hosts\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
