@@ -224,6 +224,9 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 		err = errors.Join(err, nerr)
 	}
 	if err == nil {
+		opts.Log.Info("kind created the nodes", "took", time.Since(start).Round(100*time.Millisecond))
+	}
+	if err == nil {
 		err = c.listNodes(ctx)
 	}
 	if err == nil && len(c.Nodes) != facts.Nodes {

@@ -3,10 +3,12 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -176,18 +178,33 @@ func (c *Cluster) setupPodNet(ctx context.Context, podSubnet netip.Prefix, timeo
 			return fmt.Errorf("node %s is not one of the cluster's node containers %v", n.Name, c.Nodes)
 		}
 	}
-	for _, n := range nets {
-		if err := c.fenceFirst(ctx, n.Name, time.Minute); err != nil {
-			return err
-		}
-		script, err := podNetScript(n, nets, podSubnet)
-		if err != nil {
-			return err
-		}
-		if _, err := c.NodeExecOn(ctx, n.Name, "sh", "-c", script); err != nil {
-			return fmt.Errorf("set up the pod network on node %s: %w", n.Name, err)
-		}
-		c.logger().Info("podnet", "node", n.Name, "podCIDR", n.PodCIDR, "routes", len(nets)-1)
+	// Nodes are set up side by side: each waits for its own kube-proxy.
+	errs := make([]error, len(nets))
+	var wg sync.WaitGroup
+	for i, n := range nets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.setupNodeNet(ctx, n, nets, podSubnet)
+		}()
 	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// setupNodeNet puts one node's fence first once its kube-proxy has programmed it, then sets up its
+// pod network.
+func (c *Cluster) setupNodeNet(ctx context.Context, n nodeNet, nets []nodeNet, podSubnet netip.Prefix) error {
+	if err := c.fenceFirst(ctx, n.Name, time.Minute); err != nil {
+		return err
+	}
+	script, err := podNetScript(n, nets, podSubnet)
+	if err != nil {
+		return err
+	}
+	if _, err := c.NodeExecOn(ctx, n.Name, "sh", "-c", script); err != nil {
+		return fmt.Errorf("set up the pod network on node %s: %w", n.Name, err)
+	}
+	c.logger().Info("podnet", "node", n.Name, "podCIDR", n.PodCIDR, "routes", len(nets)-1)
 	return nil
 }
