@@ -14,6 +14,7 @@ func init() { register(newClusterCmd) }
 
 func newClusterCmd() *cobra.Command {
 	var opts cluster.Options
+	var fix bool
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Create, inspect or delete the local offline kind cluster",
@@ -61,6 +62,11 @@ node and from every docker container is fenced: nothing the cluster does leaves 
 			if err != nil {
 				return withCode(ExitError, err)
 			}
+			if fix {
+				if err := c.PutFencesFirst(cmd.Context()); err != nil {
+					return withCode(ExitError, err)
+				}
+			}
 			sts, err := c.Fences(cmd.Context())
 			for _, st := range sts {
 				fmt.Println(st)
@@ -68,6 +74,7 @@ node and from every docker container is fenced: nothing the cluster does leaves 
 			return withCode(ExitError, err)
 		},
 	}
+	fence.Flags().BoolVar(&fix, "fix", false, "first put every node's fence back as rule #1 of OUTPUT and FORWARD (IPv4 and IPv6)")
 	cmd.AddCommand(create, del, fence)
 	return cmd
 }

@@ -144,11 +144,11 @@ func TestFenceFirstOvertakesARuleInsertedAboveIt(t *testing.T) {
 // family, is not first, and named in the refusal.
 func TestFencesCoverEveryNode(t *testing.T) {
 	nodes := map[string]*fakeIptables{
-		"pg-control-plane": newFakeIptables([]string{markedJump}, []string{markedJump}),
-		"pg-worker":        newFakeIptables([]string{markedJump}, []string{markedJump}),
-		"pg-worker2":       newFakeIptables([]string{markedJump}, []string{markedJump}),
+		"pg-control-plane": newFakeIptables([]string{markedJump, kubeServices}, []string{markedJump, kubeServices}),
+		"pg-worker":        newFakeIptables([]string{markedJump, kubeServices}, []string{markedJump, kubeServices}),
+		"pg-worker2":       newFakeIptables([]string{markedJump, kubeServices}, []string{markedJump, kubeServices}),
 	}
-	nodes["pg-worker2"].rules["ip6tables FORWARD"] = []string{kubeFirewall, kubeForward, fenceJump}
+	nodes["pg-worker2"].rules["ip6tables FORWARD"] = []string{kubeFirewall, kubeForward, kubeServices, fenceJump}
 	c := &Cluster{NodeContainer: "pg-control-plane", Nodes: []string{"pg-control-plane", "pg-worker", "pg-worker2"}, log: slog.New(slog.DiscardHandler),
 		exec: func(ctx context.Context, node string, args ...string) ([]byte, error) {
 			f, ok := nodes[node]
@@ -162,7 +162,7 @@ func TestFencesCoverEveryNode(t *testing.T) {
 	if err != nil || len(sts) != 3 {
 		t.Fatalf("Fences: %v, %v", sts, err)
 	}
-	if sts[2].Node != "pg-worker2" || sts[2].Forward6Pos != 3 || sts[2].First() || !sts[1].First() {
+	if sts[2].Node != "pg-worker2" || sts[2].Forward6Pos != 4 || sts[2].First() || !sts[1].First() {
 		t.Errorf("statuses %+v", sts)
 	}
 	if err := c.checkFence(ctx); err != nil {
@@ -172,10 +172,8 @@ func TestFencesCoverEveryNode(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "pg-worker2") {
 		t.Fatalf("checkFenceFirst: %v, want pg-worker2 refused", err)
 	}
-	for _, n := range c.Nodes {
-		if err := c.fenceFirst(ctx, n, 10*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
+	if err := c.PutFencesFirst(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if err := c.checkFenceFirst(ctx); err != nil {
 		t.Error(err)

@@ -204,6 +204,18 @@ func (c *Cluster) fenceFirstIn(ctx context.Context, node, ipt, chain string) err
 	return removeAll(plain, isPlain)
 }
 
+// PutFencesFirst puts every node's egress fence back first in OUTPUT and FORWARD (IPv4 and IPv6),
+// as create and reuse do, waiting at most a second a node for kube-proxy: for a running cluster
+// whose fence was displaced.
+func (c *Cluster) PutFencesFirst(ctx context.Context) error {
+	for _, n := range c.nodes() {
+		if err := c.fenceFirst(ctx, n, time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkFence refuses a cluster with a node that is not fenced.
 func (c *Cluster) checkFence(ctx context.Context) error {
 	sts, err := c.Fences(ctx)
