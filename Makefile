@@ -30,6 +30,10 @@ examples: images $(PROBEGATE) ## build the open-source example apps and run the 
 test: ## all tests: unit + integration on the real kind cluster (creates it if needed)
 	hack/test.sh
 
+.PHONY: test-multinode
+test-multinode: ## the test command on a 1 control-plane + 2 worker cluster, without the scenario suite
+	PROBEGATE_WORKERS=2 PROBEGATE_SKIP_SCENARIOS=1 hack/test.sh
+
 .PHONY: test-short
 test-short: ## unit tests only (no cluster, no docker)
 	$(GO) test -short -count=1 ./...

@@ -3,7 +3,11 @@
 #   FIGURE <name> <value> <unit> goal <op><value>
 # First the cluster figures (warm delete and create: this recreates the local cluster), then the Go
 # benchmarks, which print their own FIGURE lines (some need the cluster; they reuse it).
-# BENCH_SKIP_CLUSTER=1 skips the cluster timing; BENCH_FILTER narrows the Go benchmarks (regexp).
+# Then the 3-node cluster (1 control plane + 2 workers): create with the node image re-assembled
+# (cold), create (warm), reuse, delete, and each node container's memory a minute after it is
+# ready; the single-node cluster is created again after it.
+# BENCH_SKIP_CLUSTER=1 skips the cluster timing (both), BENCH_SKIP_MULTINODE=1 the 3-node part;
+# BENCH_FILTER narrows the Go benchmarks (regexp).
 # The lint figures (lint-precision, lint-recall, lint-seconds-per-mb) come from BenchmarkLintCorpus in
 # internal/lint: it fetches the real-world corpus (internal/lint/testdata/real/corpus.txt) through the
 # Go module cache and scores it against labels.txt; modules that cannot be downloaded are left out.
@@ -32,6 +36,31 @@ if [ "${BENCH_SKIP_CLUSTER:-}" != 1 ]; then
   figure cluster-delete "$(since "$s")" s "<=20"
   s=$(now); "$out/probegate" cluster create >/dev/null 2>&1
   figure cluster-create-warm "$(since "$s")" s "<=90"
+fi
+
+if [ "${BENCH_SKIP_CLUSTER:-}" != 1 ] && [ "${BENCH_SKIP_MULTINODE:-}" != 1 ]; then
+  pg() { PROBEGATE_WORKERS=2 "$out/probegate" cluster "$@" >/dev/null 2>&1; }
+  pg delete
+  docker rmi "$image" >/dev/null
+  s=$(now); pg create
+  figure cluster-3node-create-cold "$(since "$s")" s "<=240"
+  s=$(now); pg create
+  figure cluster-3node-reuse "$(since "$s")" s "<=30"
+  s=$(now); pg delete
+  figure cluster-3node-delete "$(since "$s")" s "<=30"
+  s=$(now); pg create
+  figure cluster-3node-create-warm "$(since "$s")" s "<=150"
+  sleep 60
+  # docker stats names each node container: probegate-control-plane, probegate-worker, ...
+  # shellcheck disable=SC2046 # one argument per node container
+  docker stats --no-stream --format '{{.Name}} {{.MemUsage}}' $(docker ps -q --filter label=io.x-k8s.kind.cluster=probegate) |
+    while read -r name usage _; do
+      mib=$(awk -v u="$usage" 'BEGIN { v = u + 0; if (u ~ /GiB/) v *= 1024; else if (u ~ /KiB/) v /= 1024; printf "%.0f", v }')
+      case "$name" in *-control-plane) goal="<=768" ;; *) goal="<=256" ;; esac
+      figure "cluster-3node-mem-${name#probegate-}" "$mib" MiB "$goal"
+    done
+  pg delete
+  "$out/probegate" cluster create >/dev/null 2>&1
 fi
 
 go test -run '^$' -bench "${BENCH_FILTER:-.}" -benchtime 1x -timeout 30m ./... 2>&1 | tee "$out/bench.log" | grep -E '^(FIGURE|FAIL|---|ok|panic)' || true

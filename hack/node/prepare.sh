@@ -13,6 +13,10 @@ systemctl enable --quiet containerd.service kubelet.service
 # Host-global sysctl keys must never be written from a node.
 rm -f /usr/lib/sysctl.d/* /etc/sysctl.d/* /etc/sysctl.conf
 rm -f /etc/machine-id /var/lib/dbus/machine-id
+# No pod network config in the image: probegate writes each node's own (its spec.podCIDR) once the
+# node has registered (internal/cluster/podnet.go); until then the node stays NotReady.
+rm -rf /etc/cni/net.d
+mkdir -p /etc/cni/net.d
 
 # Preload images: the CRI plugin unpacks them on first use.
 containerd >/tmp/containerd.log 2>&1 &

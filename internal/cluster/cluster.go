@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,7 +39,11 @@ type Options struct {
 	// developers changing them; empty: $PROBEGATE_ROOT, else the copies embedded in this binary
 	// (packages hack and probegate), written once to CacheDir()/recipe/<content hash>.
 	Root string
-	// WaitTimeout bounds waiting for the node and CoreDNS (3 minutes).
+	// Workers is the number of worker nodes beside the control plane; 0: $PROBEGATE_WORKERS, else
+	// none. With workers, Create generates the kind config from the embedded one (workerConfig);
+	// it cannot be combined with Config.
+	Workers int
+	// WaitTimeout bounds waiting for the nodes and CoreDNS (3 minutes).
 	WaitTimeout time.Duration
 	Log         *slog.Logger
 }
@@ -48,12 +53,16 @@ type Cluster struct {
 	Name string
 	// Kubeconfig is the path of a kubeconfig file for this cluster only.
 	Kubeconfig string
-	// NodeContainer is the docker container of the control-plane node.
+	// NodeContainer is the docker container of the control-plane node, the ingress node where the
+	// host ports are published.
 	NodeContainer string
-	kind          string
-	log           *slog.Logger
-	// exec replaces `docker exec` into the node (tests).
-	exec func(ctx context.Context, args ...string) ([]byte, error)
+	// Nodes are the docker containers of every node, the control plane's first; a node's container
+	// name is its Kubernetes Node name.
+	Nodes []string
+	kind  string
+	log   *slog.Logger
+	// exec replaces `docker exec` into a node (tests).
+	exec func(ctx context.Context, node string, args ...string) ([]byte, error)
 }
 
 func (o *Options) defaults() error {
@@ -75,7 +84,28 @@ func (o *Options) defaults() error {
 	}
 	o.Root = root
 	o.Log.Debug("host scripts", "root", o.Root)
-	if o.Config == "" {
+	if o.Workers == 0 {
+		if v := os.Getenv("PROBEGATE_WORKERS"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("PROBEGATE_WORKERS=%q is not a number of worker nodes", v)
+			}
+			o.Workers = n
+		}
+	}
+	if o.Workers < 0 || o.Workers > MaxWorkers {
+		return fmt.Errorf("%d worker nodes: want 0 to %d", o.Workers, MaxWorkers)
+	}
+	switch {
+	case o.Workers > 0 && o.Config != "":
+		return fmt.Errorf("both a kind config (%s) and %d workers: list the workers in the config instead", o.Config, o.Workers)
+	case o.Workers > 0:
+		cfg, err := writeWorkerConfig(o.Workers)
+		if err != nil {
+			return err
+		}
+		o.Config = cfg
+	case o.Config == "":
 		o.Config = filepath.Join(o.Root, "kind-config.yaml")
 	}
 	if o.NodeImage == "" {
@@ -138,12 +168,16 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{Name: opts.Name, Kubeconfig: kubeconfigPath(opts.Name), NodeContainer: opts.Name + "-control-plane", kind: kind, log: opts.Log}
 
+	facts, err := readKindConfig(opts.Config)
+	if err != nil {
+		return nil, err
+	}
 	exists, err := c.exists(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if exists {
-		if err := c.reusable(ctx); err == nil {
+		if err := c.reusable(ctx, facts.Nodes); err == nil {
 			opts.Log.Info("reusing running cluster", "name", c.Name)
 			if err := c.settle(ctx, opts.WaitTimeout); err != nil {
 				return nil, err
@@ -175,10 +209,34 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 
 	start := time.Now()
 	opts.Log.Info("creating kind cluster", "name", c.Name, "image", image, "config", opts.Config)
+	// With workers, the node names are published to every node while kind creates them.
+	names := make(chan error, 1)
+	namesCtx, stopNames := context.WithCancel(ctx)
+	if facts.Nodes > 1 {
+		go func() { names <- c.publishNodeNames(namesCtx, facts.Nodes) }()
+	} else {
+		names <- nil
+	}
 	_, err = runCmd(ctx, nil, kind, "create", "cluster", "--name", c.Name, "--image", image,
 		"--config", opts.Config, "--kubeconfig", c.Kubeconfig, "--wait", "0s")
+	stopNames()
+	if nerr := <-names; nerr != nil {
+		err = errors.Join(err, nerr)
+	}
+	if err == nil {
+		opts.Log.Info("kind created the nodes", "took", time.Since(start).Round(100*time.Millisecond))
+	}
+	if err == nil {
+		err = c.listNodes(ctx)
+	}
+	if err == nil && len(c.Nodes) != facts.Nodes {
+		err = fmt.Errorf("kind created %d nodes, the config asks for %d", len(c.Nodes), facts.Nodes)
+	}
 	if err == nil {
 		err = c.checkFence(ctx)
+	}
+	if err == nil {
+		err = c.setupPodNet(ctx, facts.PodSubnet, opts.WaitTimeout)
 	}
 	if err == nil {
 		err = c.settle(ctx, opts.WaitTimeout)
@@ -191,7 +249,7 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 		_ = restoreSysctls(opts.Name, opts.Log)
 		return nil, fmt.Errorf("create cluster %q: %w", c.Name, err)
 	}
-	opts.Log.Info("cluster ready", "name", c.Name, "took", time.Since(start).Round(time.Second), "kubeconfig", c.Kubeconfig)
+	opts.Log.Info("cluster ready", "name", c.Name, "nodes", len(c.Nodes), "took", time.Since(start).Round(time.Second), "kubeconfig", c.Kubeconfig)
 	return c, nil
 }
 
@@ -211,6 +269,9 @@ func Get(ctx context.Context, name string) (*Cluster, error) {
 	}
 	if !ok {
 		return nil, fmt.Errorf("no kind cluster %q: create it with `make cluster`", name)
+	}
+	if err := c.listNodes(ctx); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -256,12 +317,21 @@ func (c *Cluster) exists(ctx context.Context) (bool, error) {
 	return slices.Contains(strings.Fields(string(out)), c.Name), nil
 }
 
-// reusable reports why an existing cluster cannot be reused: a stopped node (after a dockerd
-// restart) is never trusted, and the API must answer.
-func (c *Cluster) reusable(ctx context.Context) error {
-	out, err := runCmd(ctx, nil, "docker", "inspect", "-f", "{{.State.Running}}", c.NodeContainer)
-	if err != nil || strings.TrimSpace(string(out)) != "true" {
-		return fmt.Errorf("node container %s is not running", c.NodeContainer)
+// reusable reports why an existing cluster cannot be reused: it has another number of nodes than
+// the config asks for, a stopped node (after a dockerd restart) is never trusted, and the API must
+// answer.
+func (c *Cluster) reusable(ctx context.Context, want int) error {
+	if err := c.listNodes(ctx); err != nil {
+		return err
+	}
+	if len(c.Nodes) != want {
+		return fmt.Errorf("it has %d nodes, the kind config %d", len(c.Nodes), want)
+	}
+	for _, n := range c.Nodes {
+		out, err := runCmd(ctx, nil, "docker", "inspect", "-f", "{{.State.Running}}", n)
+		if err != nil || strings.TrimSpace(string(out)) != "true" {
+			return fmt.Errorf("node container %s is not running", n)
+		}
 	}
 	if _, err := os.Stat(c.Kubeconfig); err != nil {
 		if _, err := runCmd(ctx, nil, c.kind, "export", "kubeconfig", "--name", c.Name, "--kubeconfig", c.Kubeconfig); err != nil {
@@ -375,13 +445,33 @@ func (c *Cluster) buildBundled(ctx context.Context) error {
 	return nil
 }
 
-// NodeExec runs a command inside the control-plane node container and returns its stdout. The
-// docker client runs in its own process group: only ctx stops it, not a Ctrl-C on the terminal.
+// NodeExec runs a command inside the control-plane node container and returns its stdout.
 func (c *Cluster) NodeExec(ctx context.Context, args ...string) ([]byte, error) {
+	return c.NodeExecOn(ctx, c.NodeContainer, args...)
+}
+
+// NodeExecOn runs a command inside the container of node (a Node name) and returns its stdout. The
+// docker client runs in its own process group: only ctx stops it, not a Ctrl-C on the terminal.
+func (c *Cluster) NodeExecOn(ctx context.Context, node string, args ...string) ([]byte, error) {
 	if c.exec != nil {
-		return c.exec(ctx, args...)
+		return c.exec(ctx, node, args...)
 	}
-	return runCmdAlone(ctx, "docker", append([]string{"exec", c.NodeContainer}, args...)...)
+	return runCmdAlone(ctx, "docker", append([]string{"exec", node}, args...)...)
+}
+
+// listNodes sets Nodes to the cluster's node containers, the control plane first.
+func (c *Cluster) listNodes(ctx context.Context) error {
+	out, err := runCmd(ctx, nil, c.kind, "get", "nodes", "--name", c.Name)
+	if err != nil {
+		return fmt.Errorf("list the nodes of cluster %q: %w", c.Name, err)
+	}
+	nodes := strings.Fields(string(out))
+	if !slices.Contains(nodes, c.NodeContainer) {
+		return fmt.Errorf("cluster %q has no control-plane node %s (nodes: %v)", c.Name, c.NodeContainer, nodes)
+	}
+	slices.Sort(nodes)
+	c.Nodes = append([]string{c.NodeContainer}, slices.DeleteFunc(nodes, func(n string) bool { return n == c.NodeContainer })...)
+	return nil
 }
 
 // checkHostPorts fails with the port's name when a host port the kind config maps is taken.

@@ -27,7 +27,7 @@ func newFakeIptables(output, forward []string) *fakeIptables {
 	return f
 }
 
-func (f *fakeIptables) exec(_ context.Context, args ...string) ([]byte, error) {
+func (f *fakeIptables) exec(_ context.Context, _ string, args ...string) ([]byte, error) {
 	f.calls = append(f.calls, strings.Join(args, " "))
 	if len(args) < 4 || args[1] != "-w" {
 		return nil, fmt.Errorf("unexpected command %v", args)
@@ -72,13 +72,13 @@ func TestFenceFirstMovesTheFenceAboveKubeProxy(t *testing.T) {
 		[]string{kubeFirewall, kubeServices, "-j KUBE-FIREWALL", fenceJump},
 		[]string{kubeFirewall, kubeForward, kubeServices, fenceJump})
 	c := &Cluster{NodeContainer: "n", exec: f.exec, log: slog.New(slog.DiscardHandler)}
-	if st, err := c.Fence(context.Background()); err != nil || st.OutputPos != 4 || st.ForwardPos != 4 {
+	if st, err := c.FenceOn(context.Background(), "n"); err != nil || st.OutputPos != 4 || st.ForwardPos != 4 || st.Output6Pos != 4 || st.Forward6Pos != 4 {
 		t.Fatalf("before: %+v, %v", st, err)
 	}
 	if err := c.checkFenceFirst(context.Background()); err == nil {
 		t.Fatal("checkFenceFirst accepted a fence below kube-proxy's jumps")
 	}
-	if err := c.fenceFirst(context.Background(), time.Second); err != nil {
+	if err := c.fenceFirst(context.Background(), "n", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for key, rs := range f.rules {
@@ -91,7 +91,7 @@ func TestFenceFirstMovesTheFenceAboveKubeProxy(t *testing.T) {
 	}
 	// Already first: nothing is changed.
 	f.calls = nil
-	if err := c.fenceFirst(context.Background(), time.Second); err != nil {
+	if err := c.fenceFirst(context.Background(), "n", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for _, call := range f.calls {
@@ -106,7 +106,7 @@ func TestFenceFirstWaitsForKubeProxyThenActsAnyway(t *testing.T) {
 	f.rules["iptables OUTPUT"] = []string{"-j KUBE-FIREWALL", fenceJump}
 	c := &Cluster{NodeContainer: "n", exec: f.exec, log: slog.New(slog.DiscardHandler)}
 	start := time.Now()
-	if err := c.fenceFirst(context.Background(), 600*time.Millisecond); err != nil {
+	if err := c.fenceFirst(context.Background(), "n", 600*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if waited := time.Since(start); waited < 500*time.Millisecond {
@@ -121,8 +121,8 @@ func TestFenceFirstWaitsForKubeProxyThenActsAnyway(t *testing.T) {
 // that lost its rules) is overtaken again, and no step leaves the chain without a fence jump.
 func TestFenceFirstOvertakesARuleInsertedAboveIt(t *testing.T) {
 	f := newFakeIptables([]string{kubeServices, markedJump}, []string{markedJump, kubeForward, kubeServices})
-	c := &Cluster{NodeContainer: "n", exec: func(ctx context.Context, args ...string) ([]byte, error) {
-		out, err := f.exec(ctx, args...)
+	c := &Cluster{NodeContainer: "n", exec: func(ctx context.Context, node string, args ...string) ([]byte, error) {
+		out, err := f.exec(ctx, node, args...)
 		for key, rs := range f.rules {
 			if !slices.ContainsFunc(rs, func(r string) bool { return strings.HasSuffix(r, fenceJump) }) {
 				t.Errorf("after %v: %s has no fence jump", args, key)
@@ -130,12 +130,56 @@ func TestFenceFirstOvertakesARuleInsertedAboveIt(t *testing.T) {
 		}
 		return out, err
 	}, log: slog.New(slog.DiscardHandler)}
-	if err := c.fenceFirst(context.Background(), time.Second); err != nil {
+	if err := c.fenceFirst(context.Background(), "n", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for key, rs := range f.rules {
 		if rs[0] != markedJump || slices.Contains(rs, fenceJump) || len(rs) != len(slices.Compact(slices.Clone(rs))) {
 			t.Errorf("%s: %q, want the marked jump first, once", key, rs)
 		}
+	}
+}
+
+// Every node is read and put right: a cluster is refused while any one node's fence, in either
+// family, is not first, and named in the refusal.
+func TestFencesCoverEveryNode(t *testing.T) {
+	nodes := map[string]*fakeIptables{
+		"pg-control-plane": newFakeIptables([]string{markedJump, kubeServices}, []string{markedJump, kubeServices}),
+		"pg-worker":        newFakeIptables([]string{markedJump, kubeServices}, []string{markedJump, kubeServices}),
+		"pg-worker2":       newFakeIptables([]string{markedJump, kubeServices}, []string{markedJump, kubeServices}),
+	}
+	nodes["pg-worker2"].rules["ip6tables FORWARD"] = []string{kubeFirewall, kubeForward, kubeServices, fenceJump}
+	c := &Cluster{NodeContainer: "pg-control-plane", Nodes: []string{"pg-control-plane", "pg-worker", "pg-worker2"}, log: slog.New(slog.DiscardHandler),
+		exec: func(ctx context.Context, node string, args ...string) ([]byte, error) {
+			f, ok := nodes[node]
+			if !ok {
+				return nil, fmt.Errorf("no node %s", node)
+			}
+			return f.exec(ctx, node, args...)
+		}}
+	ctx := context.Background()
+	sts, err := c.Fences(ctx)
+	if err != nil || len(sts) != 3 {
+		t.Fatalf("Fences: %v, %v", sts, err)
+	}
+	if sts[2].Node != "pg-worker2" || sts[2].Forward6Pos != 4 || sts[2].First() || !sts[1].First() {
+		t.Errorf("statuses %+v", sts)
+	}
+	if err := c.checkFence(ctx); err != nil {
+		t.Errorf("checkFence refused fences that are all present: %v", err)
+	}
+	err = c.checkFenceFirst(ctx)
+	if err == nil || !strings.Contains(err.Error(), "pg-worker2") {
+		t.Fatalf("checkFenceFirst: %v, want pg-worker2 refused", err)
+	}
+	if err := c.PutFencesFirst(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.checkFenceFirst(ctx); err != nil {
+		t.Error(err)
+	}
+	delete(nodes["pg-worker"].rules, "iptables OUTPUT")
+	if err := c.checkFence(ctx); err == nil || !strings.Contains(err.Error(), "pg-worker ") {
+		t.Errorf("checkFence: %v, want pg-worker refused for a missing jump", err)
 	}
 }

@@ -66,8 +66,14 @@ func TestIntegrationClusterLifecycle(t *testing.T) {
 		t.Fatalf("create: %v", err)
 	}
 	created := time.Since(start)
-	if st, err := c.Fence(ctx); err != nil || !st.EndsInReject || st.OutputPos != 1 || st.ForwardPos != 1 {
-		t.Fatalf("fence after create: %+v, %v", st, err)
+	sts, err := c.Fences(ctx)
+	if err != nil || len(sts) != len(c.Nodes) {
+		t.Fatalf("fences after create: %+v, %v", sts, err)
+	}
+	for _, st := range sts {
+		if !st.First() {
+			t.Fatalf("fence after create: %s", st)
+		}
 	}
 	start = time.Now()
 	if err := cluster.Delete(ctx, cluster.Options{}); err != nil {

@@ -15,54 +15,92 @@ import (
 // FenceChain is the iptables chain the node image's entrypoint installs before systemd starts.
 const FenceChain = "PROBEGATE-EGRESS"
 
-// FenceStatus is what the node's egress fence looks like.
+// FenceStatus is what one node's egress fence looks like.
 type FenceStatus struct {
+	Node string
 	// OutputPos and ForwardPos are the 1-based positions of the jump to the fence in OUTPUT and
-	// FORWARD (0: missing). The entrypoint puts it first; kube-proxy and the kubelet then insert
-	// their own jumps above it (KUBE-FORWARD accepts marked packets), so fenceFirst moves it back
-	// once they have.
-	OutputPos    int
-	ForwardPos   int
-	EndsInReject bool  // the chain's last rule REJECTs
-	Rejected     int64 // packets REJECTed so far
+	// FORWARD of iptables, Output6Pos and Forward6Pos of ip6tables (0: missing). The entrypoint puts
+	// it first; kube-proxy and the kubelet then insert their own jumps above it (KUBE-FORWARD
+	// accepts marked and established packets), so fenceFirst moves it back once they have.
+	OutputPos, ForwardPos   int
+	Output6Pos, Forward6Pos int
+	EndsInReject            bool  // the IPv4 and IPv6 chains' last rules REJECT
+	Rejected                int64 // packets REJECTed so far (IPv4 and IPv6)
 }
 
-// Fence reads the node's egress fence. It sends nothing anywhere: it only reads iptables.
-func (c *Cluster) Fence(ctx context.Context) (FenceStatus, error) {
-	var st FenceStatus
-	pos := func(chain string) (int, error) {
-		rs, err := c.chainRules(ctx, "iptables", chain)
-		if i := slices.IndexFunc(rs, isFenceJump); i >= 0 {
-			return i + 1, err
+// First reports whether the fence is complete and the first rule of OUTPUT and FORWARD in both
+// families.
+func (st FenceStatus) First() bool {
+	return st.EndsInReject && st.OutputPos == 1 && st.ForwardPos == 1 && st.Output6Pos == 1 && st.Forward6Pos == 1
+}
+
+// String is the status in one line, as `probegate cluster fence` prints it.
+func (st FenceStatus) String() string {
+	return fmt.Sprintf("node %s: chain %s: OUTPUT rule #%d, FORWARD rule #%d (IPv6: #%d, #%d), ends in REJECT: %v, rejected packets: %d",
+		st.Node, FenceChain, st.OutputPos, st.ForwardPos, st.Output6Pos, st.Forward6Pos, st.EndsInReject, st.Rejected)
+}
+
+// Fences reads the egress fence of every node, the control plane's first. It sends nothing
+// anywhere: it only reads iptables.
+func (c *Cluster) Fences(ctx context.Context) ([]FenceStatus, error) {
+	var out []FenceStatus
+	for _, n := range c.nodes() {
+		st, err := c.FenceOn(ctx, n)
+		if err != nil {
+			return out, err
 		}
-		return 0, err
+		out = append(out, st)
 	}
-	var err error
-	if st.OutputPos, err = pos("OUTPUT"); err != nil {
-		return st, fmt.Errorf("read node iptables: %w", err)
+	return out, nil
+}
+
+// FenceOn reads one node's egress fence.
+func (c *Cluster) FenceOn(ctx context.Context, node string) (FenceStatus, error) {
+	st := FenceStatus{Node: node, EndsInReject: true}
+	for _, p := range []struct {
+		ipt, chain string
+		pos        *int
+	}{{"iptables", "OUTPUT", &st.OutputPos}, {"iptables", "FORWARD", &st.ForwardPos},
+		{"ip6tables", "OUTPUT", &st.Output6Pos}, {"ip6tables", "FORWARD", &st.Forward6Pos}} {
+		rs, err := c.chainRules(ctx, node, p.ipt, p.chain)
+		if err != nil {
+			return st, err
+		}
+		*p.pos = slices.IndexFunc(rs, isFenceJump) + 1
 	}
-	if st.ForwardPos, err = pos("FORWARD"); err != nil {
-		return st, fmt.Errorf("read node iptables: %w", err)
-	}
-	out, err := c.NodeExec(ctx, "iptables", "-w", "-L", FenceChain, "-v", "-n", "-x")
-	if err != nil {
-		return st, fmt.Errorf("read fence chain: %w", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	last := strings.Fields(lines[len(lines)-1])
-	if len(last) >= 3 && last[2] == "REJECT" {
-		st.EndsInReject = true
-		fmt.Sscan(last[0], &st.Rejected)
+	for _, ipt := range []string{"iptables", "ip6tables"} {
+		out, err := c.NodeExecOn(ctx, node, ipt, "-w", "-L", FenceChain, "-v", "-n", "-x")
+		if err != nil {
+			return st, fmt.Errorf("read node %s %s fence chain: %w", node, ipt, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		last := strings.Fields(lines[len(lines)-1])
+		if len(last) < 3 || last[2] != "REJECT" {
+			st.EndsInReject = false
+			continue
+		}
+		var n int64
+		fmt.Sscan(last[0], &n)
+		st.Rejected += n
 	}
 	return st, nil
 }
 
-// chainRules returns the rules of one chain of the node's filter table, as `-A CHAIN …` specs in
+// nodes are the cluster's node containers: Nodes, or the control plane alone when they were not
+// listed.
+func (c *Cluster) nodes() []string {
+	if len(c.Nodes) > 0 {
+		return c.Nodes
+	}
+	return []string{c.NodeContainer}
+}
+
+// chainRules returns the rules of one chain of a node's filter table, as `-A CHAIN …` specs in
 // order.
-func (c *Cluster) chainRules(ctx context.Context, ipt, chain string) ([]string, error) {
-	out, err := c.NodeExec(ctx, ipt, "-w", "-S", chain)
+func (c *Cluster) chainRules(ctx context.Context, node, ipt, chain string) ([]string, error) {
+	out, err := c.NodeExecOn(ctx, node, ipt, "-w", "-S", chain)
 	if err != nil {
-		return nil, fmt.Errorf("read node %s %s: %w", ipt, chain, err)
+		return nil, fmt.Errorf("read node %s %s %s: %w", node, ipt, chain, err)
 	}
 	var rs []string
 	for _, l := range strings.Split(string(out), "\n") {
@@ -87,16 +125,16 @@ const (
 	firstComment = "probegate-fence-first"
 )
 
-// fenceFirst makes the jump to the fence the first rule of OUTPUT and FORWARD (IPv4 and IPv6) and
-// the only one, after waiting up to within for kube-proxy to have inserted its jumps: a packet
-// meets the fence before any rule that could accept it.
-func (c *Cluster) fenceFirst(ctx context.Context, within time.Duration) error {
+// fenceFirst makes the jump to the fence the first rule of a node's OUTPUT and FORWARD (IPv4 and
+// IPv6) and the only one, after waiting up to within for kube-proxy to have inserted its jumps: a
+// packet meets the fence before any rule that could accept it.
+func (c *Cluster) fenceFirst(ctx context.Context, node string, within time.Duration) error {
 	chains := []string{"OUTPUT", "FORWARD"}
 	missing := ""
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, within, true, func(ctx context.Context) (bool, error) {
 		missing = ""
 		for _, chain := range chains {
-			rs, err := c.chainRules(ctx, "iptables", chain)
+			rs, err := c.chainRules(ctx, node, "iptables", chain)
 			if err != nil {
 				return false, err
 			}
@@ -112,12 +150,12 @@ func (c *Cluster) fenceFirst(ctx context.Context, within time.Duration) error {
 	case err != nil && missing == "":
 		return err // reading the rules failed
 	case err != nil:
-		c.log.Warn("kube-proxy has not programmed the node yet; putting the egress fence first anyway", "missing", missing)
+		c.logger().Warn("kube-proxy has not programmed the node yet; putting the egress fence first anyway", "node", node, "missing", missing)
 	}
 	for _, ipt := range []string{"iptables", "ip6tables"} {
 		for _, chain := range chains {
-			if err := c.fenceFirstIn(ctx, ipt, chain); err != nil {
-				return fmt.Errorf("put the egress fence first in node %s %s: %w", ipt, chain, err)
+			if err := c.fenceFirstIn(ctx, node, ipt, chain); err != nil {
+				return fmt.Errorf("put the egress fence first in node %s %s %s: %w", node, ipt, chain, err)
 			}
 		}
 	}
@@ -127,10 +165,10 @@ func (c *Cluster) fenceFirst(ctx context.Context, within time.Duration) error {
 // fenceFirstIn makes the marked jump the first rule of one chain and its only jump to the fence.
 // A plain jump goes on top first and holds the fence while older jumps are taken out, then the
 // marked one goes on top and the plain ones out: no step leaves the chain unfenced.
-func (c *Cluster) fenceFirstIn(ctx context.Context, ipt, chain string) error {
+func (c *Cluster) fenceFirstIn(ctx context.Context, node, ipt, chain string) error {
 	plain := []string{"-j", FenceChain}
 	marked := []string{"-m", "comment", "--comment", firstComment, "-j", FenceChain}
-	rs, err := c.chainRules(ctx, ipt, chain)
+	rs, err := c.chainRules(ctx, node, ipt, chain)
 	if err != nil {
 		return err
 	}
@@ -138,17 +176,17 @@ func (c *Cluster) fenceFirstIn(ctx context.Context, ipt, chain string) error {
 		return nil
 	}
 	insert := func(spec []string) error {
-		_, err := c.NodeExec(ctx, append([]string{ipt, "-w", "-I", chain, "1"}, spec...)...)
+		_, err := c.NodeExecOn(ctx, node, append([]string{ipt, "-w", "-I", chain, "1"}, spec...)...)
 		return err
 	}
 	// removeAll deletes, by spec, every rule the deletion reaches: the first match each time.
 	removeAll := func(spec []string, is func(string) bool) error {
 		for {
-			rs, err := c.chainRules(ctx, ipt, chain)
+			rs, err := c.chainRules(ctx, node, ipt, chain)
 			if err != nil || !slices.ContainsFunc(rs, is) {
 				return err
 			}
-			if _, err := c.NodeExec(ctx, append([]string{ipt, "-w", "-D", chain}, spec...)...); err != nil {
+			if _, err := c.NodeExecOn(ctx, node, append([]string{ipt, "-w", "-D", chain}, spec...)...); err != nil {
 				return err
 			}
 		}
@@ -166,44 +204,63 @@ func (c *Cluster) fenceFirstIn(ctx context.Context, ipt, chain string) error {
 	return removeAll(plain, isPlain)
 }
 
-// checkFence refuses a cluster whose node is not fenced.
+// PutFencesFirst puts every node's egress fence back first in OUTPUT and FORWARD (IPv4 and IPv6),
+// as create and reuse do, waiting at most a second a node for kube-proxy: for a running cluster
+// whose fence was displaced.
+func (c *Cluster) PutFencesFirst(ctx context.Context) error {
+	for _, n := range c.nodes() {
+		if err := c.fenceFirst(ctx, n, time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFence refuses a cluster with a node that is not fenced.
 func (c *Cluster) checkFence(ctx context.Context) error {
-	st, err := c.Fence(ctx)
+	sts, err := c.Fences(ctx)
 	if err != nil {
 		return err
 	}
-	if !st.EndsInReject || st.OutputPos == 0 || st.ForwardPos == 0 {
-		return fmt.Errorf("node %s has no egress fence (chain %s ending in REJECT): refusing to use it", c.NodeContainer, FenceChain)
+	for _, st := range sts {
+		if !st.EndsInReject || st.OutputPos == 0 || st.ForwardPos == 0 || st.Output6Pos == 0 || st.Forward6Pos == 0 {
+			return fmt.Errorf("node %s has no egress fence (chain %s ending in REJECT, jumped to from OUTPUT and FORWARD): refusing to use it", st.Node, FenceChain)
+		}
 	}
 	return nil
 }
 
-// checkFenceFirst refuses a node whose egress fence is not the first rule of OUTPUT and FORWARD.
+// checkFenceFirst refuses a cluster with a node whose egress fence is not the first rule of OUTPUT
+// and FORWARD, in IPv4 and IPv6.
 func (c *Cluster) checkFenceFirst(ctx context.Context) error {
-	st, err := c.Fence(ctx)
+	sts, err := c.Fences(ctx)
 	if err != nil {
 		return err
 	}
-	if !st.EndsInReject || st.OutputPos != 1 || st.ForwardPos != 1 {
-		return fmt.Errorf("node %s: the egress fence (chain %s) is rule #%d of OUTPUT and #%d of FORWARD, not the first: refusing to use it",
-			c.NodeContainer, FenceChain, st.OutputPos, st.ForwardPos)
+	for _, st := range sts {
+		if !st.First() {
+			return fmt.Errorf("node %s: the egress fence (chain %s) is rule #%d of OUTPUT and #%d of FORWARD (IPv6: #%d, #%d), ends in REJECT: %v; want the first everywhere: refusing to use it",
+				st.Node, FenceChain, st.OutputPos, st.ForwardPos, st.Output6Pos, st.Forward6Pos, st.EndsInReject)
+		}
 	}
 	return nil
 }
 
-// settle waits for the cluster to be ready, then puts the node's egress fence first (kube-proxy has
-// inserted its jumps above it by then) and checks that it is.
+// settle waits for the cluster to be ready, then puts every node's egress fence first (kube-proxy
+// has inserted its jumps above it by then) and checks that it is.
 func (c *Cluster) settle(ctx context.Context, timeout time.Duration) error {
 	if err := c.waitReady(ctx, timeout); err != nil {
 		return err
 	}
-	if err := c.fenceFirst(ctx, time.Minute); err != nil {
-		return err
+	for _, n := range c.nodes() {
+		if err := c.fenceFirst(ctx, n, time.Minute); err != nil {
+			return err
+		}
 	}
 	return c.checkFenceFirst(ctx)
 }
 
-// waitReady waits until the node is Ready, CoreDNS has ready replicas and kube-proxy runs.
+// waitReady waits until every node is Ready, CoreDNS has ready replicas and kube-proxy runs.
 func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 	client, err := c.Client()
 	if err != nil {
@@ -214,6 +271,10 @@ func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil || len(nodes.Items) == 0 {
 			last = "no node registered yet"
+			return false, nil
+		}
+		if len(nodes.Items) < len(c.Nodes) {
+			last = fmt.Sprintf("%d of %d nodes registered", len(nodes.Items), len(c.Nodes))
 			return false, nil
 		}
 		for _, n := range nodes.Items {

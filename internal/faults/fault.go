@@ -25,9 +25,9 @@ type Fault interface {
 	Revert(ctx context.Context) error
 }
 
-// NodeExec runs a command inside the cluster's node container and returns its combined output, as
-// (*cluster.Cluster).NodeExec does.
-type NodeExec func(ctx context.Context, args ...string) ([]byte, error)
+// NodeExec runs a command inside the container of node (a Node name) and returns its output, as
+// (*cluster.Cluster).NodeExecOn does.
+type NodeExec func(ctx context.Context, node string, args ...string) ([]byte, error)
 
 // RateSetter changes the load's rate and returns the previous one (loadgen.Load implements it).
 type RateSetter interface {

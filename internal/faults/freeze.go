@@ -37,8 +37,8 @@ func init() {
 	})
 }
 
-// Freeze stops a container's process without its cooperation: SIGSTOP to its PID on the node (found
-// with `ctr -n k8s.io task ls` by the container's ID), SIGCONT on revert. The process keeps its
+// Freeze stops a container's process without its cooperation: SIGSTOP to its PID on the pod's node
+// (found with `ctr -n k8s.io task ls` by the container's ID), SIGCONT on revert. The process keeps its
 // sockets but answers nothing, like a hung runtime; probes time out. Proof of effect: the process
 // state in /proc/<pid>/status ("T (stopped)").
 type Freeze struct {
@@ -48,7 +48,7 @@ type Freeze struct {
 	Container string // the container to freeze; the pod's first when empty
 	Exec      NodeExec
 
-	pod, container, id, pid string
+	pod, node, container, id, pid string
 }
 
 // signalTimeout bounds sending SIGSTOP or SIGCONT through the node.
@@ -82,10 +82,15 @@ func (f *Freeze) Inject(ctx context.Context) error {
 		f.end(false)
 		return fmt.Errorf("freeze: %w", err)
 	}
-	out, err := f.Exec(ctx, "ctr", "-n", "k8s.io", "task", "ls")
+	node := pod.Spec.NodeName
+	if node == "" {
+		f.end(false)
+		return fmt.Errorf("freeze: pod %s is not on a node", pod.Name)
+	}
+	out, err := f.Exec(ctx, node, "ctr", "-n", "k8s.io", "task", "ls")
 	if err != nil {
 		f.end(false)
-		return fmt.Errorf("freeze: list containerd tasks on the node: %w: %s", err, out)
+		return fmt.Errorf("freeze: list containerd tasks on node %s: %w: %s", node, err, out)
 	}
 	pid, err := taskPID(out, id)
 	if err != nil {
@@ -95,19 +100,19 @@ func (f *Freeze) Inject(ctx context.Context) error {
 	// The STOP gets its own bounded context: an interrupt must not cut it between the node's kill
 	// and the record of it here, or the revert would not know there is a process to resume.
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
-	out, err = f.Exec(stopCtx, "kill", "-STOP", pid)
+	out, err = f.Exec(stopCtx, node, "kill", "-STOP", pid)
 	cancel()
 	if err != nil {
 		// The STOP may have landed all the same: resume the process (harmless if it runs).
 		contCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
-		f.Exec(contCtx, "kill", "-CONT", pid)
+		f.Exec(contCtx, node, "kill", "-CONT", pid)
 		cancel()
 		f.end(false)
-		return fmt.Errorf("freeze pod %s: kill -STOP %s on the node: %w: %s", pod.Name, pid, err, out)
+		return fmt.Errorf("freeze pod %s: kill -STOP %s on node %s: %w: %s", pod.Name, pid, node, err, out)
 	}
-	f.pod, f.container, f.id, f.pid = pod.Name, name, id, pid
-	f.record(timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("SIGSTOP to container %s (pid %s on the node)", name, pid),
-		map[string]string{"pid": pid, "container": name})
+	f.pod, f.node, f.container, f.id, f.pid = pod.Name, node, name, id, pid
+	f.record(timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("SIGSTOP to container %s (pid %s on node %s)", name, pid, node),
+		map[string]string{"pid": pid, "container": name, "node": node})
 	f.end(true)
 	f.observe(ctx, true)
 	return nil
@@ -121,11 +126,11 @@ func (f *Freeze) Revert(ctx context.Context) error {
 		return nil
 	}
 	params := map[string]string{"pid": f.pid, "container": f.container}
-	if out, err := f.Exec(ctx, "kill", "-CONT", f.pid); err != nil {
+	if out, err := f.Exec(ctx, f.node, "kill", "-CONT", f.pid); err != nil {
 		gone, lerr := f.processGone(ctx)
 		if lerr != nil || !gone {
 			f.end(true)
-			return fmt.Errorf("freeze pod %s: kill -CONT %s on the node: %w: %s", f.pod, f.pid, errors.Join(err, lerr), out)
+			return fmt.Errorf("freeze pod %s: kill -CONT %s on node %s: %w: %s", f.pod, f.pid, f.node, errors.Join(err, lerr), out)
 		}
 		f.record(timeline.FaultRevert, f.pod, f.pod, fmt.Sprintf("pid %s is gone (the container was restarted or deleted): nothing to resume", f.pid), params)
 		f.end(false)
@@ -139,7 +144,7 @@ func (f *Freeze) Revert(ctx context.Context) error {
 
 func (f *Freeze) observe(ctx context.Context, active bool) {
 	params := map[string]string{"pid": f.pid}
-	out, err := f.Exec(ctx, "cat", "/proc/"+f.pid+"/status")
+	out, err := f.Exec(ctx, f.node, "cat", "/proc/"+f.pid+"/status")
 	if err != nil {
 		params["error"] = err.Error()
 		f.proof(f.pod, f.pod, phase(active), false, fmt.Sprintf("read /proc/%s/status: %v", f.pid, err), params)
@@ -155,9 +160,9 @@ func (f *Freeze) observe(ctx context.Context, active bool) {
 // task of the container is gone or runs another PID (kubelet killed and restarted it, or the pod was
 // deleted). It asks the runtime rather than reading kill's error message.
 func (f *Freeze) processGone(ctx context.Context) (bool, error) {
-	out, err := f.Exec(ctx, "ctr", "-n", "k8s.io", "task", "ls")
+	out, err := f.Exec(ctx, f.node, "ctr", "-n", "k8s.io", "task", "ls")
 	if err != nil {
-		return false, fmt.Errorf("list containerd tasks on the node: %w: %s", err, out)
+		return false, fmt.Errorf("list containerd tasks on node %s: %w: %s", f.node, err, out)
 	}
 	pid, err := taskPID(out, f.id)
 	return err != nil || pid != f.pid, nil

@@ -31,7 +31,7 @@ func init() {
 func targetPod(name string, ready bool, running bool) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{"app": "target"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "target"}}},
+		Spec:       corev1.PodSpec{NodeName: podNode(name), Containers: []corev1.Container{{Name: "target"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
 			{Type: corev1.PodReady, Status: corev1.ConditionFalse}}},
 	}
@@ -46,6 +46,14 @@ func targetPod(name string, ready bool, running bool) *corev1.Pod {
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 	}
 	return p
+}
+
+// podNode is the node a fake target pod runs on: target-b on kind-worker2, the others on kind-worker.
+func podNode(pod string) string {
+	if pod == "target-b" {
+		return "kind-worker2"
+	}
+	return "kind-worker"
 }
 
 func fakeTarget() *fake.Clientset {
@@ -494,7 +502,7 @@ type fakeNode struct {
 	signalled func()
 }
 
-func (n *fakeNode) exec(ctx context.Context, args ...string) ([]byte, error) {
+func (n *fakeNode) exec(ctx context.Context, node string, args ...string) ([]byte, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if args[0] == "kill" && !n.gone && n.signalled != nil {
@@ -509,7 +517,14 @@ func (n *fakeNode) exec(ctx context.Context, args ...string) ([]byte, error) {
 		if n.gone {
 			return []byte("TASK          PID     STATUS\nsandbox1      100     RUNNING\n"), nil
 		}
-		return []byte("TASK          PID     STATUS\nsandbox1      100     RUNNING\nabctarget-a   4242    RUNNING\nabctarget-b   4343    RUNNING\n"), nil
+		// Each node lists the tasks of its own pods only.
+		tasks := "TASK          PID     STATUS\nsandbox1      100     RUNNING\n"
+		for pod, pid := range map[string]string{"target-a": "4242", "target-b": "4343"} {
+			if podNode(pod) == node {
+				tasks += "abc" + pod + "   " + pid + "    RUNNING\n"
+			}
+		}
+		return []byte(tasks), nil
 	case args[0] == "kill":
 		// The message does not matter: the fault asks the runtime whether the process is gone.
 		if n.gone || n.deny {
@@ -596,11 +611,11 @@ func TestFreezeRevertFailsWhileTheProcessIsStillThere(t *testing.T) {
 func TestFreezeStateNotStoppedIsNotObserved(t *testing.T) {
 	cs := fakeTarget()
 	node := &fakeNode{state: map[string]string{}}
-	exec := func(ctx context.Context, args ...string) ([]byte, error) {
+	exec := func(ctx context.Context, on string, args ...string) ([]byte, error) {
 		if args[0] == "kill" { // the signal is "sent" but never lands
 			return nil, nil
 		}
-		return node.exec(ctx, args...)
+		return node.exec(ctx, on, args...)
 	}
 	node.state["4242"] = "S (sleeping)"
 	tl := timeline.New(time.Now())

@@ -62,7 +62,7 @@ func TestBuildSkipsWhatTheTargetCannotTake(t *testing.T) {
 	}
 	env.ToxiproxyURL, env.AdminPort, env.Deployment = "http://127.0.0.1:18474", 9090, "target"
 	env.Config = &rest.Config{Host: "https://127.0.0.1:6443"}
-	env.NodeExec = func(context.Context, ...string) ([]byte, error) { return nil, errors.New("unused") }
+	env.NodeExec = func(context.Context, string, ...string) ([]byte, error) { return nil, errors.New("unused") }
 	specs := map[string]Spec{
 		TypeDBLatency: {Type: TypeDBLatency, Params: map[string]string{"latency": "2s"}},
 		TypeStall:     {Type: TypeStall, Duration: 25 * time.Second, Params: map[string]string{"pod": "random"}},
@@ -176,7 +176,7 @@ func TestAddingAFaultIsOneRegistration(t *testing.T) {
 	if f, skip, err := Build(spec, Env{}); f != nil || err != nil || skip != "no access to the node's container runtime (not a local kind cluster)" {
 		t.Errorf("without node access: fault %v, skip %q, err %v", f, skip, err)
 	}
-	env := Env{NodeExec: func(context.Context, ...string) ([]byte, error) { return nil, nil }}
+	env := Env{NodeExec: func(context.Context, string, ...string) ([]byte, error) { return nil, nil }}
 	if f, skip, err := Build(spec, env); f == nil || err != nil || skip != "" {
 		t.Errorf("with node access: fault %v, skip %q, err %v", f, skip, err)
 	}

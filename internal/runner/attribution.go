@@ -87,26 +87,48 @@ func (r *Runner) newConnAttribution(ctx context.Context, t *deploy.Target, log *
 		nodeIP: nodeIP.String(), log: log}, nil
 }
 
-// nodeAddress is the single node's InternalIP: on kind, the node container's address on its
-// docker network, the one address besides loopback the load may go to.
+// nodeAddress is the ingress node's InternalIP: on kind, the control plane's address on its docker
+// network, the one address besides loopback the load may go to. Its conntrack table records the
+// DNAT of every request to whichever node's pod serves it.
 func (r *Runner) nodeAddress(ctx context.Context) (netip.Addr, error) {
 	nodes, err := r.Conn.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("list nodes: %w", err)
 	}
-	if len(nodes.Items) != 1 {
-		return netip.Addr{}, fmt.Errorf("%d nodes: conntrack attribution reads the one kind node", len(nodes.Items))
+	n, err := ingressNode(nodes.Items, r.kit.ingressNode)
+	if err != nil {
+		return netip.Addr{}, err
 	}
-	for _, a := range nodes.Items[0].Status.Addresses {
+	for _, a := range n.Status.Addresses {
 		if a.Type == corev1.NodeInternalIP {
 			ip, err := netip.ParseAddr(a.Address)
 			if err != nil {
-				return netip.Addr{}, fmt.Errorf("node %s InternalIP %q: %w", nodes.Items[0].Name, a.Address, err)
+				return netip.Addr{}, fmt.Errorf("node %s InternalIP %q: %w", n.Name, a.Address, err)
 			}
 			return ip, nil
 		}
 	}
-	return netip.Addr{}, fmt.Errorf("node %s has no InternalIP", nodes.Items[0].Name)
+	return netip.Addr{}, fmt.Errorf("node %s has no InternalIP", n.Name)
+}
+
+// ingressNode returns the node named name, or, when name is empty, the one node or else the one
+// control-plane node.
+func ingressNode(nodes []corev1.Node, name string) (*corev1.Node, error) {
+	var found []*corev1.Node
+	for i, n := range nodes {
+		_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
+		if n.Name == name || (name == "" && (len(nodes) == 1 || cp)) {
+			found = append(found, &nodes[i])
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case name != "":
+		return nil, fmt.Errorf("no node %s among %d nodes: conntrack attribution reads the ingress node", name, len(nodes))
+	default:
+		return nil, fmt.Errorf("%d nodes, %d of them control planes: conntrack attribution reads the one ingress node", len(nodes), len(found))
+	}
 }
 
 // loadSpec points spec at the node's NodePort and sets the header switch.

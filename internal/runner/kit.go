@@ -24,8 +24,13 @@ type kit struct {
 	load      loadStarter
 	faults    faultBuilder // the fault registry when nil; runner tests set fakes
 	judge     judger
-	// nodeExec runs a command in the cluster's node container (freeze), when the cluster is kind.
-	nodeExec func(ctx context.Context, args ...string) ([]byte, error)
+	// nodeExec runs a command in the ingress node's container (the kind control plane, where the
+	// host load enters: conntrack, routing), and nodeExecOn in a named node's (freeze, on the pod's
+	// node), when the cluster is kind.
+	nodeExec   func(ctx context.Context, args ...string) ([]byte, error)
+	nodeExecOn func(ctx context.Context, node string, args ...string) ([]byte, error)
+	// ingressNode is the Node whose published ports the host load goes through.
+	ingressNode string
 }
 
 // observerStarter starts the namespace's watchers writing to tl and returns once they have synced.
@@ -81,7 +86,7 @@ type faultEnv struct {
 	// Rand is the fault's own seeded stream (which pod, when).
 	Rand     *seed.Source
 	Load     loadRun
-	NodeExec func(ctx context.Context, args ...string) ([]byte, error)
+	NodeExec func(ctx context.Context, node string, args ...string) ([]byte, error)
 }
 
 // faultBuilder builds the fault instance of a scenario's fault. It returns skip != "" (and no

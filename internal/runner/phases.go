@@ -225,7 +225,7 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 		env := faultEnv{
 			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,
 			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
-			NodeExec: r.kit.nodeExec,
+			NodeExec: r.kit.nodeExecOn,
 		}
 		inj, skip, err := build.Build(f, env)
 		if err != nil {

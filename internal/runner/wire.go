@@ -24,7 +24,7 @@ func New(c *cluster.Conn, kc *cluster.Cluster, app *deploy.App, opts Options) *R
 		judge:     verdictJudge{},
 	}
 	if kc != nil {
-		k.nodeExec = kc.NodeExec
+		k.nodeExec, k.nodeExecOn, k.ingressNode = kc.NodeExec, kc.NodeExecOn, kc.NodeContainer
 	}
 	return &Runner{Conn: c, kit: k, Opts: opts}
 }

@@ -1,11 +1,14 @@
 // Command smokeserver is the cluster smoke test's workload: a tiny HTTP server built into a FROM
 // scratch image. /healthz fails once LIVENESS_FAIL_AFTER has passed; /resolve looks a name up
-// through the cluster DNS; SIGTERM keeps serving for DRAIN_DELAY before exiting.
+// through the cluster DNS; /whoami names the pod and the caller's address; /fetch?url= GETs a URL
+// (the multi-node test points it at other pods, inside the cluster) and returns its status and
+// body; SIGTERM keeps serving for DRAIN_DELAY before exiting.
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -42,6 +45,21 @@ func main() {
 			return
 		}
 		fmt.Fprintln(w, addrs[0])
+	})
+	mux.HandleFunc("/whoami", func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		fmt.Fprintln(w, pod, host)
+	})
+	mux.HandleFunc("/fetch", func(w http.ResponseWriter, r *http.Request) {
+		c := http.Client{Timeout: 3 * time.Second}
+		resp, err := c.Get(r.URL.Query().Get("url"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		fmt.Fprintf(w, "%d %s", resp.StatusCode, body)
 	})
 	srv := &http.Server{Addr: ":8080", Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
