@@ -276,7 +276,8 @@ func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time
 	startAt, start := s.tl.Now()
 	s.loadStart = start
 	load, err := r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
-		URL: s.target.URL + path, Rate: sc.Load.Rate, Duration: sc.Load.Duration,
+		URL: s.target.URL + path, Namespace: s.target.Namespace, Service: s.target.Service, Path: path,
+		Rate: sc.Load.Rate, Duration: sc.Load.Duration,
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, Clients: sc.Load.Clients, PodHeader: podHeader(r.Opts.Custom),
 		// A user's app names its pod only in the header its target file gives, if any.
 		IgnorePodHeader: r.Opts.Custom != nil && r.Opts.Custom.PodHeader == "",
