@@ -61,8 +61,13 @@ func (a agentLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timeli
 	}
 	run := &agentRun{client: a.client, ns: spec.Namespace, pods: pods, log: a.log}
 	ts := make([]agent.Transport, len(pods))
+	sources := make([]string, len(pods))
 	for i, p := range pods {
 		ts[i] = podProxy{client: a.client, ns: spec.Namespace, pod: p}
+		sources[i] = p
+		if got, err := a.client.CoreV1().Pods(spec.Namespace).Get(ctx, p, metav1.GetOptions{}); err == nil && got.Spec.NodeName != "" {
+			sources[i] = p + "@" + got.Spec.NodeName
+		}
 	}
 	target := fmt.Sprintf("http://%s:%d%s", svc.Spec.ClusterIP, port, spec.Path)
 	g, err := agent.Start(ctx, ts, agent.Config{
@@ -72,6 +77,7 @@ func (a agentLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timeli
 			IgnorePodHeader: spec.IgnorePodHeader,
 		},
 		Timeline: tl,
+		Sources:  sources,
 		Logger:   a.log,
 	})
 	if err != nil {

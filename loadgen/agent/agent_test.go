@@ -49,6 +49,7 @@ func TestGroupMergesAgents(t *testing.T) {
 	g, err := Start(context.Background(), agents(t, 3), Config{
 		Load:      StartRequest{URL: tgt.URL + "/", Rate: 90, Duration: 2 * time.Second, Timeout: 2 * time.Second, KeepAlive: true},
 		Timeline:  tl,
+		Sources:   []string{"a@n1", "b@n2", "c@n1"},
 		OnRequest: func(timeline.Request) { seen.Add(1) },
 	})
 	if err != nil {
@@ -64,7 +65,7 @@ func TestGroupMergesAgents(t *testing.T) {
 	if int(seen.Load()) != len(reqs) {
 		t.Errorf("OnRequest saw %d of %d requests", seen.Load(), len(reqs))
 	}
-	pods := map[string]int{}
+	pods, sources := map[string]int{}, map[string]int{}
 	for i, q := range reqs {
 		if q.Seq != uint64(i) {
 			t.Fatalf("request %d has seq %d: want them numbered 0..n-1 in start order", i, q.Seq)
@@ -79,6 +80,10 @@ func TestGroupMergesAgents(t *testing.T) {
 			t.Fatalf("request %d failed: %+v", i, q)
 		}
 		pods[q.Pod]++
+		sources[q.Source]++
+	}
+	if len(sources) != 3 || sources["b@n2"] < 50 {
+		t.Errorf("requests by source %v: want each agent's share (about 60) named", sources)
 	}
 	if pods["pod-a"] == 0 || pods["pod-b"] == 0 {
 		t.Errorf("pod header not read: %v", pods)

@@ -35,7 +35,9 @@ type Config struct {
 	Load      StartRequest
 	Timeline  *timeline.Timeline
 	OnRequest func(timeline.Request) // called for every request as it arrives (optional)
-	Logger    *slog.Logger
+	// Sources, when set, name each agent (by the transports' order) in its requests' Source.
+	Sources []string
+	Logger  *slog.Logger
 }
 
 // Group is load driven by several agents, recorded on one timeline.
@@ -56,6 +58,7 @@ type Group struct {
 
 type member struct {
 	t      Transport
+	source string
 	offset time.Duration // agent clock − harness clock
 	rtt    time.Duration // of the clock sample the offset comes from
 	got    uint64        // requests read from its stream
@@ -80,8 +83,11 @@ func Start(ctx context.Context, ts []Transport, cfg Config) (*Group, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	g := &Group{cfg: cfg, log: cfg.Logger, rate: cfg.Load.Rate}
-	for _, t := range ts {
+	for i, t := range ts {
 		m := &member{t: t}
+		if i < len(cfg.Sources) {
+			m.source = cfg.Sources[i]
+		}
 		off, rtt, err := measureOffset(ctx, t, clockSamples)
 		if err != nil {
 			return nil, fmt.Errorf("agent %s: clock: %w", t.Name(), err)
@@ -200,6 +206,7 @@ func (g *Group) readStream(ctx context.Context, m *member) error {
 		case line.Request != nil:
 			q := *line.Request
 			q.Start = q.Start.Add(-m.offset)
+			q.Source = m.source
 			g.mu.Lock()
 			g.reqs = append(g.reqs, q)
 			m.got++
