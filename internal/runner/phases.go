@@ -162,6 +162,9 @@ func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
 	target, err := s.r.kit.deployer.Install(ctx, s.r.Conn, deploy.Request{
 		Namespace: ns, Variant: s.variant, Replicas: s.sc.Target.Replicas,
 		Bootstrap: s.sc.Target.Bootstrap, Slot: slot, Patch: s.r.Opts.Patch,
+		// An existing cluster driven by in-cluster load is used as a remote one: nothing through
+		// 127.0.0.1 (its NodePorts need not be published there).
+		NoLoopback: s.r.kc == nil && s.r.Opts.LoadAgents > 0,
 	})
 	if err != nil {
 		return fmt.Errorf("deploy target into %s: %w", ns, err)
