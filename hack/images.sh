@@ -3,6 +3,7 @@
 #   probegate/target     FROM scratch, the static fixtures/target binary
 #   probegate/toxiproxy  FROM scratch, toxiproxy's cmd/server at $TOXIPROXY_VERSION (a throwaway module)
 #   probegate/postgres   Debian's postgresql-15 on an imported debootstrap rootfs
+#   probegate/agent      FROM scratch, the static in-cluster load agent (cmd/probegate-agent)
 # Each image is tagged :<content hash> and :dev (the tag the manifests in fixtures/manifests use).
 # A build whose hash tag already exists is skipped. Usage: hack/images.sh [target|toxiproxy|postgres]...
 source "$(dirname "$0")/lib/common.sh"
@@ -57,6 +58,20 @@ build_target() {
     || die "go build of the target failed"
   cp "$IMAGES_DIR/target/Dockerfile" "$ctx/"
   tag_build target "$hash" "$ctx"
+}
+
+build_agent() {
+  local files hash ctx
+  mapfile -t files < <(find "$REPO_ROOT/cmd/probegate-agent" "$REPO_ROOT/loadgen" "$REPO_ROOT/internal/timeline" \
+    -name '*.go' ! -name '*_test.go' -type f)
+  hash=$(hash_files "${files[@]}" "$REPO_ROOT/go.mod" "$REPO_ROOT/go.sum" "$IMAGES_DIR/agent/Dockerfile")
+  skip_if_current agent "$hash" && return
+  ctx="$PROBEGATE_CACHE/images/agent"
+  rm -rf "$ctx" && mkdir -p "$ctx"
+  (cd "$REPO_ROOT" && go build -trimpath -ldflags "-s -w" -o "$ctx/probegate-agent" ./cmd/probegate-agent) \
+    || die "go build of the load agent failed"
+  cp "$IMAGES_DIR/agent/Dockerfile" "$ctx/"
+  tag_build agent "$hash" "$ctx"
 }
 
 build_toxiproxy() {
@@ -118,11 +133,11 @@ build_postgres() {
 }
 
 wanted=("$@")
-[ ${#wanted[@]} -gt 0 ] || wanted=(target toxiproxy postgres)
+[ ${#wanted[@]} -gt 0 ] || wanted=(target toxiproxy postgres agent)
 for image in "${wanted[@]}"; do
   case $image in
-    target | toxiproxy | postgres) "build_$image" ;;
-    *) die "unknown image '$image' (want target, toxiproxy or postgres)" ;;
+    target | toxiproxy | postgres | agent) "build_$image" ;;
+    *) die "unknown image '$image' (want target, toxiproxy, postgres or agent)" ;;
   esac
 done
-docker image ls --format '{{.Repository}}:{{.Tag}} {{.ID}} {{.Size}}' | grep '^probegate/\(target\|toxiproxy\|postgres\):' | sort >&2
+docker image ls --format '{{.Repository}}:{{.Tag}} {{.ID}} {{.Size}}' | grep '^probegate/\(target\|toxiproxy\|postgres\|agent\):' | sort >&2

@@ -121,3 +121,14 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 	rank := int(math.Ceil(q*float64(len(ds))-1e-9)) - 1
 	return ds[min(max(rank, 0), len(ds)-1)]
 }
+
+// AppendWindows appends to tl the per-second LoadWindows of reqs, a load that started at start and
+// stopped sending at end: what a Load writes as it runs, for requests recorded elsewhere (the
+// in-cluster agents, merged).
+func AppendWindows(tl *timeline.Timeline, start, end time.Time, reqs []timeline.Request) {
+	w := newWindower(tl, start, 0)
+	for _, q := range reqs {
+		w.add(q, q.Start)
+	}
+	w.closeAll(end)
+}

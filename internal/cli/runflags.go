@@ -13,6 +13,7 @@ import (
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/runner"
 	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/loadgen/agent"
 )
 
 // runFlags are the flags every command that runs scenarios shares (run, replay, tune --verify):
@@ -25,6 +26,9 @@ type runFlags struct {
 	kubeconfig string
 	parallel   int
 	keep       bool
+	load       string
+	loadAgents int
+	agentImage string
 }
 
 // runFlagsUse says how a command uses the shared run flags, for their help.
@@ -53,6 +57,9 @@ func (f *runFlags) register(cmd *cobra.Command, use runFlagsUse) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", use.prefix+"run on this existing cluster instead of the local kind cluster")
 	fs.IntVar(&f.parallel, "parallel", 0, use.prefix+"scenarios run side by side in their own namespaces (default: one per CPU, 2 to 4)")
 	fs.BoolVar(&f.keep, "keep", false, use.prefix+"keep each scenario's namespace after the run")
+	fs.StringVar(&f.load, "load", "host", use.prefix+"where the load runs: host (this process, through the NodePort kind publishes on 127.0.0.1) or in-cluster (agent pods reaching the target's ClusterIP, driven through the API server)")
+	fs.IntVar(&f.loadAgents, "load-agents", 0, use.prefix+"with --load in-cluster: how many agent pods split the rate (default 2)")
+	fs.StringVar(&f.agentImage, "agent-image", "", use.prefix+"with --load in-cluster: the agents' image (default "+agent.DefaultImage+", built and loaded into kind; on another cluster, push it where the nodes can pull it)")
 }
 
 // request is the runner request the flags say: target, image swaps, cluster, parallelism, keep.
@@ -62,8 +69,32 @@ func (f *runFlags) request() (runner.Request, error) {
 	if err != nil {
 		return runner.Request{}, err
 	}
+	agents, err := f.agents()
+	if err != nil {
+		return runner.Request{}, err
+	}
 	return runner.Request{TargetFile: f.target, Images: images, Kubeconfig: f.kubeconfig,
-		Parallel: f.parallel, Keep: f.keep, Logger: slog.Default()}, nil
+		Parallel: f.parallel, Keep: f.keep, LoadAgents: agents, AgentImage: f.agentImage, Logger: slog.Default()}, nil
+}
+
+// agents is how many in-cluster agents --load and --load-agents ask for (0: host load).
+func (f *runFlags) agents() (int, error) {
+	switch f.load {
+	case "", "host":
+		if f.loadAgents != 0 || f.agentImage != "" {
+			return 0, fmt.Errorf("--load-agents and --agent-image need --load in-cluster")
+		}
+		return 0, nil
+	case "in-cluster":
+		switch {
+		case f.loadAgents < 0:
+			return 0, fmt.Errorf("--load-agents must be at least 1, got %d", f.loadAgents)
+		case f.loadAgents == 0:
+			return 2, nil
+		}
+		return f.loadAgents, nil
+	}
+	return 0, fmt.Errorf("--load %q: want host or in-cluster", f.load)
 }
 
 // outDir is --out, or _out/<name>-<time>.

@@ -74,6 +74,7 @@ func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req Request)
 	}
 	ep, err := InstallApp(ctx, c.Client, d.dyn, d.mapper, d.App, AppOptions{
 		Namespace: req.Namespace, Slot: req.Slot, Replicas: int32(req.Replicas), Patch: req.Patch, Timeout: d.Timeout, Log: d.Logger,
+		NoLoopback: req.NoLoopback,
 	})
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req Request)
 		Description: fmt.Sprintf("target %s (%s)", d.App.Spec.Name, ep.Workload),
 	}
 	if len(ep.Proxies) > 0 {
-		t.Proxies = ep.Proxies
+		t.Proxies, t.ToxiproxyAPIPort = ep.Proxies, toxiproxyAPI
 		t.DBProxy = d.App.Dependencies[0].Name
 	}
 	if s := d.App.Spec.Stall; s != nil {

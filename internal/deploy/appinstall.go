@@ -38,7 +38,9 @@ type AppOptions struct {
 	// writes it), applied to the scenario's copy before anything is applied: tune --verify's settings.
 	Patch          []byte
 	ToxiproxyImage string // default DefaultToxiproxyImage
-	Timeout        time.Duration
+	// NoLoopback leaves the loopback URLs empty (see Request.NoLoopback).
+	NoLoopback bool
+	Timeout    time.Duration
 	Log            *slog.Logger
 }
 
@@ -114,7 +116,9 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 		objs = ip.repoint(objs)
 		ep.ToxiproxySelector = labels.SelectorFromSet(interposeLabels).String()
 		ep.Proxies = ip.proxies
-		ep.ToxiproxyURL = hostURL(cluster.ToxiproxyNodePort(opts.Slot))
+		if !opts.NoLoopback {
+			ep.ToxiproxyURL = hostURL(cluster.ToxiproxyNodePort(opts.Slot))
+		}
 		if ep.ToxiproxyURL != "" {
 			for _, p := range ip.proxies {
 				if err := poll(ctx, "toxiproxy proxy "+p.Name, proxyExists(ep.ToxiproxyURL, p.Name)); err != nil {
@@ -132,7 +136,9 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 	if err := apply(ctx, client, loadService(app, ns, nodePort)); err != nil {
 		return fail(err)
 	}
-	ep.URL = hostURL(nodePort)
+	if !opts.NoLoopback {
+		ep.URL = hostURL(nodePort)
+	}
 
 	var steps []step
 	for _, o := range objs {

@@ -166,3 +166,16 @@ func TestInstallNamesWhatDidNotBecomeReady(t *testing.T) {
 		t.Errorf("toxiproxy ConfigMap not applied: %v", err)
 	}
 }
+
+// TestNoLoopbackLeavesURLsEmpty: a remote cluster driven by in-cluster load is reached through
+// nothing on 127.0.0.1.
+func TestNoLoopbackLeavesURLsEmpty(t *testing.T) {
+	ep := endpointsFor(Options{Namespace: "ns", Slot: 1})
+	if ep.TargetURL == "" || ep.ToxiproxyURL == "" {
+		t.Fatalf("kind endpoints without loopback URLs: %+v", ep)
+	}
+	ep = endpointsFor(Options{Namespace: "ns", Slot: 1, NoLoopback: true})
+	if ep.TargetURL != "" || ep.ToxiproxyURL != "" {
+		t.Fatalf("NoLoopback endpoints still name loopback URLs: %q %q", ep.TargetURL, ep.ToxiproxyURL)
+	}
+}

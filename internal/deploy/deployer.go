@@ -31,6 +31,10 @@ type Request struct {
 	// Patch, when set, is a strategic-merge patch of the workload under test applied before it is
 	// installed (tune --verify's recommended settings).
 	Patch []byte
+	// NoLoopback reaches nothing through 127.0.0.1: a cluster whose NodePorts are not published
+	// there, driven by in-cluster load. URL and ToxiproxyURL stay empty; the toxiproxy API is then
+	// reached by a port-forward (ToxiproxyAPIPort).
+	NoLoopback bool
 }
 
 // Target is one deployed instance of the app under test and how to reach it.
@@ -50,6 +54,9 @@ type Target struct {
 	// both empty when the target has no toxiproxy in front of its dependency.
 	ToxiproxyURL string
 	DBProxy      string
+	// ToxiproxyAPIPort is the toxiproxy API's port in its pod (port-forwarded to when ToxiproxyURL
+	// is empty), 0 when the target has no toxiproxy.
+	ToxiproxyAPIPort int
 	// Proxies are a user's app's dependencies by name (nil for the fixture); ToxiproxySelector
 	// finds the interposed toxiproxy's pod.
 	Proxies           map[string]Proxy

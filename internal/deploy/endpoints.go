@@ -41,6 +41,10 @@ type Endpoints struct {
 
 func endpointsFor(opts Options) Endpoints {
 	tp, xp := cluster.TargetNodePort(opts.Slot), cluster.ToxiproxyNodePort(opts.Slot)
+	hostURL := hostURL
+	if opts.NoLoopback {
+		hostURL = func(int32) string { return "" }
+	}
 	return Endpoints{
 		Namespace: opts.Namespace, Variant: opts.Variant,
 		TargetService: TargetName, TargetDeployment: TargetName, TargetSelector: TargetSelector,

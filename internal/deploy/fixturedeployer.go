@@ -40,7 +40,7 @@ func (d fixtureDeployer) Preflight(ctx context.Context, _ *cluster.Conn, variant
 func (d fixtureDeployer) Install(ctx context.Context, c *cluster.Conn, req Request) (*Target, error) {
 	opts := Options{
 		Namespace: req.Namespace, Variant: req.Variant, Slot: req.Slot, Replicas: int32(req.Replicas), Log: d.Logger,
-		Timeout: d.Timeout, Patch: req.Patch,
+		Timeout: d.Timeout, Patch: req.Patch, NoLoopback: req.NoLoopback,
 	}
 	if req.Bootstrap > 0 {
 		opts.Env = map[string]string{"BOOTSTRAP_DURATION": req.Bootstrap.String()}
@@ -52,6 +52,6 @@ func (d fixtureDeployer) Install(ctx context.Context, c *cluster.Conn, req Reque
 	return &Target{
 		Namespace: ep.Namespace, Deployment: ep.TargetDeployment, Service: ep.TargetService, Container: "target",
 		Selector: ep.TargetSelector, URL: ep.TargetURL, ToxiproxyURL: ep.ToxiproxyURL, DBProxy: ep.ToxiproxyProxy,
-		AdminPort: int(ep.AdminPort), Description: "fixture " + ep.Variant,
+		AdminPort: int(ep.AdminPort), Description: "fixture " + ep.Variant, ToxiproxyAPIPort: toxiproxyAPI,
 	}, nil
 }

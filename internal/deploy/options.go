@@ -40,6 +40,9 @@ type Options struct {
 	// -o patch` writes it), applied after the overrides above: tune --verify's settings.
 	Patch []byte
 
+	// NoLoopback leaves the loopback URLs empty (see Request.NoLoopback).
+	NoLoopback bool
+
 	Timeout time.Duration // how long to wait for everything to be ready (default 3m)
 	Log     *slog.Logger
 }

@@ -39,7 +39,10 @@ type Env struct {
 	// target's declared dependencies by name (a fault's dependency param picks one); nil for the
 	// fixture, whose one proxy speaks PostgreSQL.
 	ToxiproxyURL string
-	DBProxy      string
+	// ToxiproxyAPIPort is the toxiproxy API's port in its pod: with no ToxiproxyURL (a cluster whose
+	// NodePorts are not on loopback) the API is reached by a port-forward to it.
+	ToxiproxyAPIPort int
+	DBProxy          string
 	Proxies      map[string]Proxy
 	// ToxiproxySelector finds the toxiproxy pod for the DB probe ("app=toxiproxy" when empty).
 	ToxiproxySelector string
@@ -111,7 +114,8 @@ const ProtocolPostgres = "postgres"
 
 // proxy picks the proxy a DB fault acts on, or says why the target cannot take it.
 func (env Env) proxy(dependency string) (Proxy, string) {
-	if env.ToxiproxyURL == "" || (env.DBProxy == "" && len(env.Proxies) == 0) {
+	reachable := env.ToxiproxyURL != "" || env.ToxiproxyAPIPort > 0 && env.Config != nil
+	if !reachable || (env.DBProxy == "" && len(env.Proxies) == 0) {
 		return Proxy{}, "the target has no toxiproxy in front of a dependency (declare it in the target file's dependencies)"
 	}
 	if env.Proxies == nil {

@@ -60,6 +60,13 @@ func TestBuildSkipsWhatTheTargetCannotTake(t *testing.T) {
 	if _, _, err := Build(Spec{Type: TypeDBDown}, env); err == nil {
 		t.Error("a non-loopback toxiproxy URL was accepted")
 	}
+	// No loopback URL (a remote cluster): the API is port-forwarded to, so the fault is not skipped;
+	// with no toxiproxy pod to forward to, it fails to build, saying so.
+	env.ToxiproxyURL, env.ToxiproxyAPIPort, env.Config = "", 8474, &rest.Config{Host: "https://127.0.0.1:6443"}
+	if _, skip, err := Build(Spec{Type: TypeDBDown}, env); skip != "" || err == nil || !strings.Contains(err.Error(), "toxiproxy API") {
+		t.Errorf("db-down with a port-forwarded toxiproxy API and no toxiproxy pod: skip %q, err %v", skip, err)
+	}
+	env.ToxiproxyAPIPort, env.Config = 0, nil
 	env.ToxiproxyURL, env.AdminPort, env.Deployment = "http://127.0.0.1:18474", 9090, "target"
 	env.Config = &rest.Config{Host: "https://127.0.0.1:6443"}
 	env.NodeExec = func(context.Context, string, ...string) ([]byte, error) { return nil, errors.New("unused") }

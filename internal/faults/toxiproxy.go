@@ -23,11 +23,38 @@ func dbTarget(a Args) (*toxiproxy.Client, Proxy, error) {
 	if skip != "" {
 		return nil, Proxy{}, errors.New(skip) // NeedsToxiproxy skips the fault before this
 	}
-	client, err := NewToxiproxyClient(a.Env.ToxiproxyURL)
+	api := a.Env.ToxiproxyURL
+	if api == "" {
+		var err error
+		if api, err = a.Env.forwardToxiproxyAPI(); err != nil {
+			return nil, Proxy{}, err
+		}
+	}
+	client, err := NewToxiproxyClient(api)
 	if err != nil {
 		return nil, Proxy{}, err
 	}
 	return client, proxy, nil
+}
+
+// forwardToxiproxyAPI port-forwards to the toxiproxy pod's API port and returns its loopback URL.
+// The forward lasts as long as the pod (a scenario's namespace) or the process.
+func (env Env) forwardToxiproxyAPI() (string, error) {
+	sel := env.ToxiproxySelector
+	if sel == "" {
+		sel = "app=toxiproxy"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod, err := PodChoice{Client: env.Client, Namespace: env.Namespace, Selector: sel}.Choose(ctx)
+	if err != nil {
+		return "", fmt.Errorf("toxiproxy API: %w", err)
+	}
+	addr, _, err := PortForward(ctx, env.Config, env.Namespace, pod.Name, env.ToxiproxyAPIPort)
+	if err != nil {
+		return "", fmt.Errorf("toxiproxy API: %w", err)
+	}
+	return "http://" + addr, nil
 }
 
 // NewToxiproxyClient returns a client for the toxiproxy API at apiURL, which must be on a loopback

@@ -42,7 +42,8 @@ type connAttribution struct {
 // attributed by the header alone and the coverage gate judges what that gives.
 func (r *Runner) startAttribution(ctx context.Context, t *deploy.Target, log *slog.Logger) *connAttribution {
 	mode := os.Getenv(attributionEnv)
-	if mode == "header" || r.kit.nodeExec == nil || r.Conn == nil || r.Conn.Client == nil {
+	// In-cluster load reaches the target through its ClusterIP from pods, not the node's NodePort.
+	if mode == "header" || r.Opts.LoadAgents > 0 || r.kit.nodeExec == nil || r.Conn == nil || r.Conn.Client == nil {
 		return nil
 	}
 	a, err := r.newConnAttribution(ctx, t, log)

@@ -17,7 +17,8 @@ func (faultRegistry) Build(f scenario.Fault, env faultEnv) (faults.Fault, string
 	fenv := faults.Env{
 		Client: env.Conn.Client, Config: env.Conn.Config,
 		Namespace: t.Namespace, Deployment: t.Deployment, Container: t.Container, Selector: t.Selector,
-		ToxiproxyURL: t.ToxiproxyURL, DBProxy: t.DBProxy, Proxies: proxies(t.Proxies), ToxiproxySelector: t.ToxiproxySelector,
+		ToxiproxyURL: t.ToxiproxyURL, ToxiproxyAPIPort: t.ToxiproxyAPIPort,
+		DBProxy: t.DBProxy, Proxies: proxies(t.Proxies), ToxiproxySelector: t.ToxiproxySelector,
 		AdminPort: t.AdminPort, StallPath: t.StallPath,
 		Timeline: env.Timeline, Rand: env.Rand,
 	}

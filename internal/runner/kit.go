@@ -48,12 +48,14 @@ type observation interface {
 
 // loadSpec is the load of one scenario.
 type loadSpec struct {
-	URL       string
-	Rate      int
-	Duration  time.Duration
-	KeepAlive bool
-	Timeout   time.Duration
-	Clients   int // independent connection pools taking requests in turn (scenario.Load.Clients)
+	URL string
+	// Namespace, Service and Path say where in-cluster load goes: the target's Service, on Path.
+	Namespace, Service, Path string
+	Rate                     int
+	Duration                 time.Duration
+	KeepAlive                bool
+	Timeout                  time.Duration
+	Clients                  int // independent connection pools taking requests in turn (scenario.Load.Clients)
 	// PodHeader is the response header naming the serving pod ("" for the fixture's).
 	PodHeader string
 	// IgnorePodHeader and AllowHost: see loadgen.Config (conntrack attribution, attribution.go).

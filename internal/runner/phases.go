@@ -162,6 +162,9 @@ func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
 	target, err := s.r.kit.deployer.Install(ctx, s.r.Conn, deploy.Request{
 		Namespace: ns, Variant: s.variant, Replicas: s.sc.Target.Replicas,
 		Bootstrap: s.sc.Target.Bootstrap, Slot: slot, Patch: s.r.Opts.Patch,
+		// An existing cluster driven by in-cluster load is used as a remote one: nothing through
+		// 127.0.0.1 (its NodePorts need not be published there).
+		NoLoopback: s.r.kc == nil && s.r.Opts.LoadAgents > 0,
 	})
 	if err != nil {
 		return fmt.Errorf("deploy target into %s: %w", ns, err)
@@ -276,7 +279,8 @@ func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time
 	startAt, start := s.tl.Now()
 	s.loadStart = start
 	load, err := r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
-		URL: s.target.URL + path, Rate: sc.Load.Rate, Duration: sc.Load.Duration,
+		URL: s.target.URL + path, Namespace: s.target.Namespace, Service: s.target.Service, Path: path,
+		Rate: sc.Load.Rate, Duration: sc.Load.Duration,
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, Clients: sc.Load.Clients, PodHeader: podHeader(r.Opts.Custom),
 		// A user's app names its pod only in the header its target file gives, if any.
 		IgnorePodHeader: r.Opts.Custom != nil && r.Opts.Custom.PodHeader == "",

@@ -51,6 +51,10 @@ type Options struct {
 	// cluster.Slots for kind).
 	Parallel int
 	Slots    int
+	// LoadAgents, when above 0, drives the load from that many agent pods inside the cluster
+	// (image AgentImage, agent.DefaultImage when empty) instead of from this process.
+	LoadAgents int
+	AgentImage string
 	// Logger receives progress; slog.Default when nil.
 	Logger *slog.Logger
 	// Progress, when set, is told what each running scenario is doing.
@@ -101,6 +105,8 @@ type Runner struct {
 	Conn *cluster.Conn
 	Opts Options
 	kit  kit
+	// kc is the local kind cluster (images are loaded into it), nil on --kubeconfig runs.
+	kc *cluster.Cluster
 
 	poolOnce sync.Once
 	pool     *slotPool

@@ -28,6 +28,9 @@ type Request struct {
 	Kubeconfig string
 	Parallel   int
 	Keep       bool
+	// LoadAgents > 0 drives the load from that many in-cluster agent pods (image AgentImage).
+	LoadAgents int
+	AgentImage string
 	Logger     *slog.Logger
 	Progress   Progress
 }
@@ -94,6 +97,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	r := New(c, kc, app, Options{
 		Variant: req.Variant, Custom: custom, Images: req.Images, Seed: req.Seed, Keep: req.Keep,
 		Parallel: parallel, Slots: cluster.Slots, Logger: log, Progress: req.Progress,
+		LoadAgents: req.LoadAgents, AgentImage: req.AgentImage,
 	})
 	if err := r.Preflight(ctx, variantsOf(scs, req.Variant)); err != nil {
 		return nil, nil, err

@@ -36,6 +36,9 @@ type Request struct {
 	Bytes uint64 `json:"bytes"`
 	// Reused is true when the request went over a kept-alive connection (when known).
 	Reused bool `json:"reused,omitempty"`
+	// Source names where the request was sent from when not from probegate's own process: the
+	// in-cluster load agent, as pod@node (its node's kube-proxy routed it).
+	Source string `json:"source,omitempty"`
 	// Retried is true when the client sent the request more than once: its first attempt's kept-alive
 	// connection broke before a response (a server cut it), and Go's transport resent it, as it does
 	// for idempotent requests. Status and Pod are the last attempt's.

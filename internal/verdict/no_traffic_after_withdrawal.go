@@ -2,6 +2,9 @@ package verdict
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/probegate/probegate/internal/timeline"
@@ -152,7 +155,15 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	var worst time.Duration
 	var leaks []Evidence         // listed after the violations, which matter more
 	inWindow, attributed := 0, 0 // requests sent while some pod was withdrawn, and of those, with a pod
+	// bySource is, per load agent (in-cluster load), the latest a withdrawn pod served one of its
+	// requests on a new connection after the withdrawal: routing lag as each agent's node saw it.
+	bySource := map[string]time.Duration{}
 	for _, q := range in.sortedRequests() {
+		for _, s := range byPod[q.Pod] {
+			if q.Source != "" && !q.Reused && q.T > s.from.T && q.T < s.to {
+				bySource[q.Source] = max(bySource[q.Source], q.T-s.from.T)
+			}
+		}
 		for _, s := range spans {
 			if q.T > min(s.unrouted, s.from.T+allow) && q.T < s.to {
 				inWindow++
@@ -215,6 +226,15 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	if watched {
 		r.Observed += fmt.Sprintf("; kube-proxy stopped routing ≤ %s after a withdrawal (node rules)", dur(lag))
 		r.figure("routing_lag_max_s", secs(lag))
+	}
+	if len(bySource) > 0 {
+		srcs := slices.Sorted(maps.Keys(bySource))
+		parts := make([]string, len(srcs))
+		for i, src := range srcs {
+			parts[i] = fmt.Sprintf("%s %s", src, dur(bySource[src]))
+			r.figure("new_conn_after_withdrawal_s@"+src, secs(bySource[src]))
+		}
+		r.Observed += "; a withdrawn pod's last request on a new connection after its withdrawal, by load agent (its node's kube-proxy): " + strings.Join(parts, ", ")
 	}
 	if countReused && busyAtWithdrawal == 0 && r.Status == Pass {
 		r.Status = Inconclusive

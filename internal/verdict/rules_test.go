@@ -174,6 +174,12 @@ func TestRules(t *testing.T) {
 		{name: "routing watched, pod never unrouted", rule: "no-traffic-after-withdrawal",
 			run:  base().NotReady(13*s, "a").Unrouted(ms(2000), ms(2500), "b").OK(16*s, "a").Ready(25*s, "a"),
 			want: verdict.Fail, at: 16 * s, observed: "kube-proxy stopped routing"},
+		// In-cluster load: each agent's last new request on a withdrawn pod is its node's lag.
+		{name: "routing lag by load agent", rule: "no-traffic-after-withdrawal",
+			run: base().NotReady(13*s, "a").OK(ms(13400), "a").From("ag-0@n1").OK(ms(14700), "a").From("ag-1@n2").
+				OK(ms(13200), "a").From("ag-1@n2").Request(ms(14900), "a", 200, "", true).From("ag-0@n1").Ready(25*s, "a"),
+			want: verdict.Pass, observed: "by load agent (its node's kube-proxy): ag-0@n1 400ms, ag-1@n2 1.7s",
+			figures: map[string]float64{"new_conn_after_withdrawal_s@ag-0@n1": 0.4, "new_conn_after_withdrawal_s@ag-1@n2": 1.7}},
 		{name: "traffic after return is fine", rule: "no-traffic-after-withdrawal",
 			run: base().NotReady(13*s, "a").Ready(25*s, "a").OK(26*s, "a"), want: verdict.Pass},
 		{name: "no withdrawal", rule: "no-traffic-after-withdrawal", run: base(), want: verdict.Inconclusive, observed: "nothing to judge"},

@@ -277,6 +277,12 @@ func (b *Builder) Took(d time.Duration) *Builder {
 	return b
 }
 
+// From sets the source (an in-cluster load agent, pod@node) of the request added last.
+func (b *Builder) From(source string) *Builder {
+	b.requests[len(b.requests)-1].Source = source
+	return b
+}
+
 // Reused adds one request pod served on the kept-alive connection conn (a client address).
 func (b *Builder) Reused(t time.Duration, pod, conn string) *Builder {
 	b.Request(t, pod, 200, "", true)

@@ -1,0 +1,33 @@
+package runner
+
+import (
+	"strconv"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/probegate/probegate/internal/cluster"
+)
+
+// TestServicePort: in-cluster load goes to the Service port the host load would reach (the one
+// published at the target's loopback URL), else the first TCP port; a Service with no TCP port is
+// refused.
+func TestServicePort(t *testing.T) {
+	svc := &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{
+		{Name: "grpc", Port: 9000, NodePort: 31000},
+		{Name: "http", Port: 80, NodePort: cluster.TargetNodePort(1)},
+	}}}
+	url := "http://127.0.0.1:" + strconv.Itoa(cluster.HostPort(cluster.TargetNodePort(1))) + "/slow"
+	for _, tc := range []struct {
+		url  string
+		want int32
+	}{{url, 80}, {"", 9000}, {"http://127.0.0.1:1/", 9000}} {
+		if got, err := servicePort(svc, tc.url); err != nil || got != tc.want {
+			t.Errorf("servicePort(%q) = %d, %v; want %d", tc.url, got, err, tc.want)
+		}
+	}
+	udp := &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 53, Protocol: corev1.ProtocolUDP}}}}
+	if _, err := servicePort(udp, ""); err == nil {
+		t.Error("a UDP-only Service was accepted")
+	}
+}
