@@ -87,7 +87,11 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if err != nil {
 		return ctx, err
 	}
-	r := runner.New(c, kc, nil, runner.Options{Logger: log, Parallel: cluster.DefaultParallel(), Slots: cluster.Slots})
+	nodes := 0
+	if kc != nil {
+		nodes = len(kc.Nodes)
+	}
+	r := runner.New(c, kc, nil, runner.Options{Logger: log, Parallel: cluster.DefaultParallel(nodes), Slots: cluster.Slots})
 	if err := r.Preflight(setupCtx, config.Names()); err != nil {
 		return ctx, err
 	}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -337,5 +338,20 @@ func TestRootOverride(t *testing.T) {
 	t.Setenv("PROBEGATE_ROOT", t.TempDir())
 	if err := (&Options{}).defaults(); err == nil || !strings.Contains(err.Error(), "not a probegate source tree") {
 		t.Errorf("PROBEGATE_ROOT without hack/: err = %v", err)
+	}
+}
+
+// TestDefaultParallel: several kind nodes on this machine's CPUs run one scenario per CPU per
+// node (at least one); one node keeps at least two side by side.
+func TestDefaultParallel(t *testing.T) {
+	cpus := runtime.NumCPU()
+	if got, want := DefaultParallel(1), min(Slots, max(2, cpus)); got != want {
+		t.Errorf("one node: %d, want %d", got, want)
+	}
+	if got, want := DefaultParallel(3), min(Slots, max(1, cpus/3)); got != want {
+		t.Errorf("three nodes: %d, want %d", got, want)
+	}
+	if DefaultParallel(0) < 2 {
+		t.Error("an existing cluster runs fewer than two side by side")
 	}
 }

@@ -41,7 +41,7 @@ type AppOptions struct {
 	// NoLoopback leaves the loopback URLs empty (see Request.NoLoopback).
 	NoLoopback bool
 	Timeout    time.Duration
-	Log            *slog.Logger
+	Log        *slog.Logger
 }
 
 // AppEndpoints tell the harness where an installed App answers.

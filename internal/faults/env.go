@@ -43,7 +43,7 @@ type Env struct {
 	// NodePorts are not on loopback) the API is reached by a port-forward to it.
 	ToxiproxyAPIPort int
 	DBProxy          string
-	Proxies      map[string]Proxy
+	Proxies          map[string]Proxy
 	// ToxiproxySelector finds the toxiproxy pod for the DB probe ("app=toxiproxy" when empty).
 	ToxiproxySelector string
 	AdminPort         int    // the target's admin port; 0: stall is skipped

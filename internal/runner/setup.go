@@ -92,7 +92,7 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 	}
 	parallel := req.Parallel
 	if parallel == 0 {
-		parallel = cluster.DefaultParallel()
+		parallel = cluster.DefaultParallel(localNodes(kc))
 	}
 	r := New(c, kc, app, Options{
 		Variant: req.Variant, Custom: custom, Images: req.Images, Seed: req.Seed, Keep: req.Keep,
@@ -103,6 +103,14 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 		return nil, nil, err
 	}
 	return r, scs, nil
+}
+
+// localNodes is how many kind nodes run on this machine (0 for an existing cluster).
+func localNodes(kc *cluster.Cluster) int {
+	if kc == nil {
+		return 0
+	}
+	return len(kc.Nodes)
 }
 
 // variantsOf lists the variants the scenarios will deploy.
