@@ -276,8 +276,6 @@ func (s *scenarioRun) drive(ctx context.Context, path string) error {
 func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time.Time, error) {
 	sc, r := s.sc, s.r
 	s.mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
-	startAt, start := s.tl.Now()
-	s.loadStart = start
 	load, err := r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
 		URL: s.target.URL + path, Namespace: s.target.Namespace, Service: s.target.Service, Path: path,
 		Rate: sc.Load.Rate, Duration: sc.Load.Duration,
@@ -288,6 +286,9 @@ func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("start load: %w", err)
 	}
+	// The schedule counts from the moment the load runs: in-cluster load first starts its agents.
+	startAt, start := s.tl.Now()
+	s.loadStart = start
 	setLoad(s.sched, load)
 	s.status.watch(s.obs, s.sched, startAt, sc.Load.Duration)
 	return load, startAt, nil
