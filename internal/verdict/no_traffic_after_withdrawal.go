@@ -159,11 +159,6 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	// requests on a new connection after the withdrawal: routing lag as each agent's node saw it.
 	bySource := map[string]time.Duration{}
 	for _, q := range in.sortedRequests() {
-		for _, s := range byPod[q.Pod] {
-			if q.Source != "" && !q.Reused && q.T > s.from.T && q.T < s.to {
-				bySource[q.Source] = max(bySource[q.Source], q.T-s.from.T)
-			}
-		}
 		for _, s := range spans {
 			if q.T > min(s.unrouted, s.from.T+allow) && q.T < s.to {
 				inWindow++
@@ -176,6 +171,9 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		for _, s := range byPod[q.Pod] {
 			if q.T > s.from.T-heldWindow && q.T <= s.from.T {
 				busyAtWithdrawal++
+			}
+			if q.Source != "" && !q.Reused && q.T > s.from.T && q.T < s.to {
+				bySource[q.Source] = max(bySource[q.Source], q.T-s.from.T)
 			}
 			cutoff := s.unrouted // new connections: routing stopped
 			if q.Reused {

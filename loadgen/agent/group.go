@@ -311,22 +311,12 @@ func (g *Group) Wait() ([]timeline.Request, error) {
 		}
 	}
 	if len(reqs) > 0 {
-		loadgen.AppendWindows(g.cfg.Timeline, g.start, lastStart(reqs), reqs)
+		loadgen.AppendWindows(g.cfg.Timeline, g.start, reqs[len(reqs)-1].Start, reqs) // sorted by start
 	}
 	g.cfg.Timeline.Append(timeline.Entry{At: end, Kind: timeline.KindMark, Mark: &timeline.Mark{
 		Name: "load-end", Detail: fmt.Sprintf("%d agents: sent %d, received %d", len(g.members), sent, len(reqs)),
 	}})
 	return reqs, errors.Join(errs...)
-}
-
-func lastStart(reqs []timeline.Request) time.Time {
-	last := reqs[0].Start
-	for _, q := range reqs {
-		if q.Start.After(last) {
-			last = q.Start
-		}
-	}
-	return last
 }
 
 // do sends one control request and decodes a JSON answer into out when out is not nil.
