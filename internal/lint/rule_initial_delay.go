@@ -71,11 +71,14 @@ func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 			f.Message += fmt.Sprintf("; it covers the measured cold start %s (%s) with 25%% margin, so the delay is a measured budget, not a guess", fmtDur(cold), source)
 		} else if risk := bootstrapRisk(w, c, t); risk != "" {
 			f.Message += ": " + risk
-		} else if handlersEqual(c.LivenessProbe, c.ReadinessProbe) && identicalProbesReported(ctx, w, c) {
-			f.Severity = Info
-			f.Message += "; liveness runs readiness's check, so it fails until the app is ready and every bootstrap step must fit, which is PG001's root cause on this container: once liveness has its own check the delay reads as grace"
 		} else if handlersEqual(c.LivenessProbe, c.ReadinessProbe) {
-			f.Message += ": liveness runs readiness's check, so it fails until the app is ready and every bootstrap step must fit"
+			const shared = "liveness runs readiness's check, so it fails until the app is ready and every bootstrap step must fit"
+			if identicalProbesReported(ctx, w, c) {
+				f.Severity = Info
+				f.Message += "; " + shared + ", which is PG001's root cause on this container: once liveness has its own check the delay reads as grace"
+			} else {
+				f.Message += ": " + shared
+			}
 		} else {
 			f.Severity = Info
 			f.Message += fmt.Sprintf("; liveness is a check of its own, the container loads no state and the budget is at least %s, so the delay reads as grace", tightBootstrapBudgetText)
