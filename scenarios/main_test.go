@@ -49,6 +49,8 @@ type suiteEnv struct {
 	mu      sync.Mutex
 	reports []reports.ScenarioReport
 	started time.Time
+	// schedulable is how many nodes take the target's pods: scenarios that need more are skipped.
+	schedulable int
 }
 
 func TestMain(m *testing.M) {
@@ -95,7 +97,11 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if err := r.Preflight(setupCtx, config.Names()); err != nil {
 		return ctx, err
 	}
-	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, started: time.Now()}
+	schedulable, err := cluster.SchedulableNodes(setupCtx, c.Client)
+	if err != nil {
+		return ctx, err
+	}
+	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, started: time.Now(), schedulable: schedulable}
 	return ctx, nil
 }
 

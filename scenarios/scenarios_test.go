@@ -39,6 +39,9 @@ func scenarioFeature(s *suiteEnv, sc *scenario.Scenario) features.Feature {
 // runAssessment runs the scenario and hands its report to the verdict assessments.
 func runAssessment(s *suiteEnv, sc *scenario.Scenario) features.Func {
 	return func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
+		if sc.Target.Nodes > s.schedulable {
+			t.Skipf("%s needs %d schedulable nodes; the cluster has %d (make test-multinode runs it)", sc.Name, sc.Target.Nodes, s.schedulable)
+		}
 		rep := s.run(ctx, sc)
 		t.Logf("%s: namespace %s, %d requests, replay: %s", sc.Name, rep.Namespace, len(rep.Requests), rep.Replay)
 		if rep.Error != "" {

@@ -123,7 +123,7 @@ func TestListNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := strings.Fields(out.String())
-	if len(names) != 12 || names[0] != "cold-start" || names[11] != "rolling-update-under-load" {
+	if len(names) != 14 || names[0] != "cold-start" || names[13] != "rolling-update-under-load" {
 		t.Fatalf("list -o name = %v", names)
 	}
 }

@@ -43,6 +43,10 @@ type Options struct {
 	// none. With workers, Create generates the kind config from the embedded one (workerConfig);
 	// it cannot be combined with Config.
 	Workers int
+	// AnyShape reuses a running cluster whatever its number of nodes (runs: a cluster made with
+	// `cluster create --workers 2` stays as it is). Without it, a cluster whose node count differs
+	// from the config's is recreated.
+	AnyShape bool
 	// WaitTimeout bounds waiting for the nodes and CoreDNS (3 minutes).
 	WaitTimeout time.Duration
 	Log         *slog.Logger
@@ -177,8 +181,12 @@ func Create(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	if exists {
-		if err := c.reusable(ctx, facts.Nodes); err == nil {
-			opts.Log.Info("reusing running cluster", "name", c.Name)
+		want := facts.Nodes
+		if opts.AnyShape {
+			want = 0
+		}
+		if err := c.reusable(ctx, want); err == nil {
+			opts.Log.Info("reusing running cluster", "name", c.Name, "nodes", len(c.Nodes))
 			if err := c.settle(ctx, opts.WaitTimeout); err != nil {
 				return nil, err
 			}
@@ -320,11 +328,12 @@ func (c *Cluster) exists(ctx context.Context) (bool, error) {
 // reusable reports why an existing cluster cannot be reused: it has another number of nodes than
 // the config asks for, a stopped node (after a dockerd restart) is never trusted, and the API must
 // answer.
+// want is the number of nodes it must have; 0 takes any.
 func (c *Cluster) reusable(ctx context.Context, want int) error {
 	if err := c.listNodes(ctx); err != nil {
 		return err
 	}
-	if len(c.Nodes) != want {
+	if want > 0 && len(c.Nodes) != want {
 		return fmt.Errorf("it has %d nodes, the kind config %d", len(c.Nodes), want)
 	}
 	for _, n := range c.Nodes {
@@ -457,6 +466,27 @@ func (c *Cluster) NodeExecOn(ctx context.Context, node string, args ...string) (
 		return c.exec(ctx, node, args...)
 	}
 	return runCmdAlone(ctx, "docker", append([]string{"exec", node}, args...)...)
+}
+
+// PauseNode freezes (pause) or resumes node's container with docker pause/unpause: every process of
+// the node stops at once, kubelet, kube-proxy and pods alike, as when a machine hangs or drops off
+// the network. node is a Node name (the container of the same name). The control-plane node is
+// refused: pausing it would stop the API server the harness observes through.
+func (c *Cluster) PauseNode(ctx context.Context, node string, pause bool) error {
+	if node == c.NodeContainer {
+		return fmt.Errorf("node %s runs the control plane: pausing it would stop the API server", node)
+	}
+	if !slices.Contains(c.Nodes, node) {
+		return fmt.Errorf("node %s is not a node container of cluster %q (nodes: %v)", node, c.Name, c.Nodes)
+	}
+	verb := "unpause"
+	if pause {
+		verb = "pause"
+	}
+	if out, err := runCmdAlone(ctx, "docker", verb, node); err != nil {
+		return fmt.Errorf("docker %s %s: %w: %s", verb, node, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // listNodes sets Nodes to the cluster's node containers, the control plane first.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -54,7 +55,9 @@ func Connect(ctx context.Context, kubeconfig string, log *slog.Logger) (*Conn, *
 		}
 		return c, nil, nil
 	}
-	kc, err := Create(ctx, Options{Log: log})
+	// A run takes the local cluster as it is (one node, or the workers `cluster create --workers N`
+	// made), unless PROBEGATE_WORKERS asks for a shape.
+	kc, err := Create(ctx, Options{Log: log, AnyShape: os.Getenv("PROBEGATE_WORKERS") == ""})
 	if err != nil {
 		return nil, nil, fmt.Errorf("local kind cluster: %w", err)
 	}

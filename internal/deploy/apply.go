@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,9 @@ func apply(ctx context.Context, client kubernetes.Interface, obj runtime.Object)
 	case *rbacv1.Role:
 		kind, name = "Role", o.Name
 		err = upsert(ctx, client.RbacV1().Roles(o.Namespace), o, nil)
+	case *policyv1.PodDisruptionBudget:
+		kind, name = "PodDisruptionBudget", o.Name
+		err = upsert(ctx, client.PolicyV1().PodDisruptionBudgets(o.Namespace), o, nil)
 	case *rbacv1.RoleBinding:
 		kind, name = "RoleBinding", o.Name
 		err = upsert(ctx, client.RbacV1().RoleBindings(o.Namespace), o, nil)

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -59,6 +60,8 @@ func objectsFor(name string, opts Options) ([]runtime.Object, error) {
 		case *corev1.ServiceAccount:
 			o.Namespace = opts.Namespace
 		case *rbacv1.Role:
+			o.Namespace = opts.Namespace
+		case *policyv1.PodDisruptionBudget:
 			o.Namespace = opts.Namespace
 		case *rbacv1.RoleBinding:
 			o.Namespace = opts.Namespace

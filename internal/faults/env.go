@@ -50,9 +50,15 @@ type Env struct {
 	StallPath         string // POSTed to on AdminPort with ?d=DURATION; DefaultStallPath when empty
 	Timeline          *timeline.Timeline
 	Rand              *seed.Source
-	NodeExec          NodeExec   // nil: freeze is skipped
-	Load              RateSetter // may be set later with SetLoad (overload)
-	Logger            *slog.Logger
+	NodeExec          NodeExec // nil: freeze is skipped
+	// PauseNode freezes (pause) or resumes a whole node, as (*cluster.Cluster).PauseNode does; nil
+	// when the cluster's nodes are not containers on this machine (node-loss is then skipped).
+	PauseNode func(ctx context.Context, node string, pause bool) error
+	// SchedulableNodes is how many nodes take the target's pods (not cordoned, no NoSchedule or
+	// NoExecute taint); node faults need two.
+	SchedulableNodes int
+	Load             RateSetter // may be set later with SetLoad (overload)
+	Logger           *slog.Logger
 }
 
 // Capability is something a fault needs from the target. A target without it has the fault skipped,
@@ -86,6 +92,23 @@ var (
 		missing: func(env Env, _ map[string]string) string {
 			if env.NodeExec == nil {
 				return "no access to the node's container runtime (not a local kind cluster)"
+			}
+			return ""
+		}}
+	// NeedsNodes is a second node the target's pods can move to.
+	NeedsNodes = Capability{Name: "nodes", Doc: "at least two schedulable nodes",
+		missing: func(env Env, _ map[string]string) string {
+			if env.SchedulableNodes < 2 {
+				return fmt.Sprintf("the cluster has %d schedulable node(s): a node fault needs a second one for the pods to move to "+
+					"(a local cluster: probegate cluster create --workers 2)", env.SchedulableNodes)
+			}
+			return ""
+		}}
+	// NeedsNodePause is a way to stop a whole node at once (a local kind cluster's node container).
+	NeedsNodePause = Capability{Name: "node-pause", Doc: "a node that can be frozen whole (a local kind cluster's node container)",
+		missing: func(env Env, _ map[string]string) string {
+			if env.PauseNode == nil {
+				return "no way to stop a whole node (its container is not on this machine: not a local kind cluster)"
 			}
 			return ""
 		}}

@@ -70,6 +70,8 @@ func TestBuildSkipsWhatTheTargetCannotTake(t *testing.T) {
 	env.ToxiproxyURL, env.AdminPort, env.Deployment = "http://127.0.0.1:18474", 9090, "target"
 	env.Config = &rest.Config{Host: "https://127.0.0.1:6443"}
 	env.NodeExec = func(context.Context, string, ...string) ([]byte, error) { return nil, errors.New("unused") }
+	env.PauseNode = func(context.Context, string, bool) error { return errors.New("unused") }
+	env.SchedulableNodes = 2
 	specs := map[string]Spec{
 		TypeDBLatency: {Type: TypeDBLatency, Params: map[string]string{"latency": "2s"}},
 		TypeStall:     {Type: TypeStall, Duration: 25 * time.Second, Params: map[string]string{"pod": "random"}},

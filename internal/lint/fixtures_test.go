@@ -49,6 +49,11 @@ var variantExpectations = map[string]variantExpectation{
 	"slow-recovery": {invisible: "the hysteresis lives in the READY_RECOVER_AFTER env the binary reads (the manifest " +
 		"still declares good's recovery lag). Confirm with: probegate run --scenario db-outage --variant slow-recovery"},
 	"short-grace": {rules: []string{"PG008"}},
+	"no-pdb": {invisible: "no lint rule reads PodDisruptionBudgets (a missing budget is a drain's problem, not a probe's); " +
+		"its manifest is good.yaml's without the budget. Confirm with: probegate run --scenario node-drain --variant no-pdb (on two or more nodes)"},
+	"co-located": {invisible: "no lint rule reads placement; its manifest is good.yaml's with every replica required on one node. " +
+		"Confirm with: probegate run --scenario node-loss --variant co-located (on two or more nodes)"},
+	"publish-not-ready": {rules: []string{"PG013"}},
 	"queue-only": {invisible: "the binary admits every request however long its queue; its manifest is " +
 		"good.yaml's with VARIANT=queue-only. Confirm with: probegate run --scenario overload --variant queue-only"},
 }

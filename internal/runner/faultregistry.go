@@ -21,6 +21,7 @@ func (faultRegistry) Build(f scenario.Fault, env faultEnv) (faults.Fault, string
 		DBProxy: t.DBProxy, Proxies: proxies(t.Proxies), ToxiproxySelector: t.ToxiproxySelector,
 		AdminPort: t.AdminPort, StallPath: t.StallPath,
 		Timeline: env.Timeline, Rand: env.Rand,
+		PauseNode: env.PauseNode, SchedulableNodes: env.SchedulableNodes,
 	}
 	if env.NodeExec != nil {
 		fenv.NodeExec = faults.NodeExec(env.NodeExec)

@@ -29,6 +29,8 @@ type kit struct {
 	// node), when the cluster is kind.
 	nodeExec   func(ctx context.Context, args ...string) ([]byte, error)
 	nodeExecOn func(ctx context.Context, node string, args ...string) ([]byte, error)
+	// pauseNode freezes or resumes a whole node (node-loss), when the cluster is kind.
+	pauseNode func(ctx context.Context, node string, pause bool) error
 	// ingressNode is the Node whose published ports the host load goes through.
 	ingressNode string
 }
@@ -89,6 +91,10 @@ type faultEnv struct {
 	Rand     *seed.Source
 	Load     loadRun
 	NodeExec func(ctx context.Context, node string, args ...string) ([]byte, error)
+	// PauseNode freezes or resumes a node; nil when the nodes are not local containers.
+	PauseNode func(ctx context.Context, node string, pause bool) error
+	// SchedulableNodes is how many nodes take pods (see cluster.SchedulableNodes).
+	SchedulableNodes int
 }
 
 // faultBuilder builds the fault instance of a scenario's fault. It returns skip != "" (and no

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/pause"
@@ -223,12 +224,16 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 		build = r.kit.faults
 	}
 	root := seed.New(uint64(s.seed))
+	nodes, err := cluster.SchedulableNodes(ctx, r.Conn.Client)
+	if err != nil {
+		return err
+	}
 	var planned []*plannedFault
 	for i, f := range sc.Faults {
 		env := faultEnv{
 			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,
 			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
-			NodeExec: r.kit.nodeExecOn,
+			NodeExec: r.kit.nodeExecOn, PauseNode: r.kit.pauseNode, SchedulableNodes: nodes,
 		}
 		inj, skip, err := build.Build(f, env)
 		if err != nil {

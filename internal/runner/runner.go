@@ -134,6 +134,11 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	s.mark("start", fmt.Sprintf("variant %s, seed %d, slot %d", s.variant, s.seed, slot))
 
 	path, cannot := loadPath(sc, r.Opts.Custom)
+	if cannot == "" {
+		if cannot, err = r.lacksNodes(ctx, sc); err != nil {
+			return rep, err
+		}
+	}
 	if cannot != "" {
 		s.notRun(cannot)
 		return rep, nil
@@ -261,6 +266,27 @@ func loadPath(sc *scenario.Scenario, custom *scenario.TargetSpec) (path, cannot 
 	}
 	return "", fmt.Sprintf("the scenario needs requests the server holds for about %s, and target %s names none (set requests.takes in its target file)",
 		sc.Load.Takes, custom.Name)
+}
+
+// lacksNodes says why the cluster cannot take sc when it has fewer schedulable nodes than sc needs.
+func (r *Runner) lacksNodes(ctx context.Context, sc *scenario.Scenario) (string, error) {
+	if sc.Target.Nodes < 2 {
+		return "", nil
+	}
+	n, err := cluster.SchedulableNodes(ctx, r.Conn.Client)
+	if err != nil {
+		return "", err
+	}
+	if n >= sc.Target.Nodes {
+		return "", nil
+	}
+	return nodesMissing(sc, n), nil
+}
+
+// nodesMissing says that sc needs more schedulable nodes than the cluster's n.
+func nodesMissing(sc *scenario.Scenario, n int) string {
+	return fmt.Sprintf("%s needs %d schedulable nodes; the cluster has %d (a local cluster: probegate cluster create --workers 2)",
+		sc.Name, sc.Target.Nodes, n)
 }
 
 // cannotTake is every verdict of a scenario the target cannot take: INCONCLUSIVE, saying why.

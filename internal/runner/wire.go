@@ -27,6 +27,7 @@ func New(c *cluster.Conn, kc *cluster.Cluster, app *deploy.App, opts Options) *R
 	}
 	if kc != nil {
 		k.nodeExec, k.nodeExecOn, k.ingressNode = kc.NodeExec, kc.NodeExecOn, kc.NodeContainer
+		k.pauseNode = kc.PauseNode
 	}
 	if opts.LoadAgents > 0 {
 		if opts.AgentImage == "" {

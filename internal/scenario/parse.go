@@ -54,8 +54,8 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 		Load:     Load{KeepAlive: true, Path: DefaultPath, Timeout: DefaultTimeout},
 	}
 	root := doc.Content[0]
-	var nameNode, variantNode, replicasNode, rateNode, clientsNode *yaml.Node
-	var replicas, rate, clients int64 = DefaultReplicas, 0, 1
+	var nameNode, variantNode, replicasNode, rateNode, clientsNode, nodesNode *yaml.Node
+	var replicas, rate, clients, nodes int64 = DefaultReplicas, 0, 1, 0
 	r.mapping(root, "", map[string]field{
 		"name": {required: true, decode: func(n *yaml.Node, p string) {
 			nameNode = n
@@ -85,7 +85,14 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 					r.integer(n, p, &replicas)
 				}},
 				"bootstrap": {decode: func(n *yaml.Node, p string) { r.duration(n, p, &s.Target.Bootstrap) }},
+				"nodes": {decode: func(n *yaml.Node, p string) {
+					nodesNode = n
+					r.integer(n, p, &nodes)
+				}},
 			})
+			if nodesNode != nil {
+				checkRange(r, nodesNode, p+".nodes", nodes, 1, 100)
+			}
 		}},
 		"load": {required: true, decode: func(n *yaml.Node, p string) {
 			r.mapping(n, p, map[string]field{
@@ -186,6 +193,7 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 		}},
 	})
 	s.Target.Replicas = int(replicas)
+	s.Target.Nodes = int(nodes)
 	s.Load.Rate = int(rate)
 	s.Load.Clients = int(clients)
 

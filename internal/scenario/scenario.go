@@ -38,6 +38,10 @@ type Target struct {
 	Replicas int    `json:"replicas"`
 	// Bootstrap, when set, overrides the target's simulated bootstrap time (cold starts).
 	Bootstrap time.Duration `json:"bootstrap,omitempty"`
+	// Nodes is the least number of schedulable nodes the scenario needs (node faults: 2). A
+	// cluster with fewer leaves the scenario out of the default suite, and reports it INCONCLUSIVE
+	// when it is named.
+	Nodes int `json:"nodes,omitempty"`
 }
 
 // Load is the constant-rate HTTP load driven at the target during the scenario.
