@@ -31,4 +31,10 @@ fi
 # variant FAILs its designated verdict. Run alone (-p 1, nothing else on the cluster): the verdicts
 # time real probes on a 2-core machine.
 echo "== scenario suite and mutation matrix"
+if [ -n "${PROBEGATE_FEATURE:-}" ]; then
+  # Only the scenarios whose name matches (e.g. node- on a cluster with workers) and their rows.
+  go test -count=1 -timeout 60m -run '^(TestCatalogueLoads|TestIntegrationScenarios)$' -v ./scenarios -args --feature="$PROBEGATE_FEATURE"
+  go test -count=1 -timeout 60m -run '^TestIntegrationMutationMatrix$' -v ./scenarios -args --feature="$PROBEGATE_FEATURE" --labels=kind=mutation
+  exit 0
+fi
 go test -count=1 -timeout 60m -run '^(TestCatalogueLoads|TestIntegrationScenarios|TestIntegrationMutationMatrix)$' -v ./scenarios
