@@ -168,7 +168,18 @@ func agentPod(ns, name, image string) *corev1.Pod {
 					PeriodSeconds: 1,
 				},
 			}},
-			Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			// Agents spread over nodes, and the first takes the control plane when it can (the target's
+			// pods do not run there on a cluster with workers): a node fault on a worker (node-loss
+			// chooses a node without agents) then still finds one.
+			Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+					Weight: 50,
+					Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.NodeSelectorOpExists},
+					}},
+				}},
+			}, PodAntiAffinity: &corev1.PodAntiAffinity{
 				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 					Weight: 100,
 					PodAffinityTerm: corev1.PodAffinityTerm{
