@@ -14,7 +14,7 @@ func init() {
 		Title: "Every container restart is one the scenario's faults explain",
 		Doc: "Fails on any restart no fault of the scenario explains: a crash (app-exit), an OOM kill and a startup kill " +
 			"always; a liveness kill unless a freeze or stall acted on that pod before it; a deletion or eviction unless a " +
-			"pod-delete, evict, rolling-update or cold-start fault acted before it. Judged in every scenario, listed or not.",
+			"pod-delete, evict, rolling-update or cold-start fault (or, for an eviction, a node-drain) acted before it. Judged in every scenario, listed or not.",
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every pod)"},
 		},
@@ -28,7 +28,18 @@ func init() {
 var explainers = map[timeline.RestartCause][]string{
 	timeline.CauseLiveness: {"freeze", "stall"},
 	timeline.CauseDeletion: {"pod-delete", "evict", "rolling-update", "cold-start"},
-	timeline.CauseEviction: {"pod-delete", "evict", "rolling-update", "cold-start"},
+	timeline.CauseEviction: {"pod-delete", "evict", "rolling-update", "cold-start", "node-drain"},
+}
+
+// Explainers returns, by restart cause, the fault types that explain a restart (a copy). The fault
+// registry states the same per fault type (faults.Definition.Explains); a test in the runner, which
+// sees both, keeps them equal.
+func Explainers() map[timeline.RestartCause][]string {
+	out := make(map[timeline.RestartCause][]string, len(explainers))
+	for c, types := range explainers {
+		out[c] = slices.Clone(types)
+	}
+	return out
 }
 
 func judgeNoUnexpectedRestarts(in Input) Result {
