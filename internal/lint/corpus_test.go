@@ -34,10 +34,11 @@ const (
 	// installs were added (every one the module proxy here served: contour ×2, VPA,
 	// external-snapshotter, kwok, envoy-gateway's quickstart) — they brought 4 false positives lint
 	// cannot see (a scrape-only Service on a port named http, a shared health check that always
-	// answers ok). The 15 false positives left rest on what only the application shows (in-app
-	// withdrawal delays, a liveness that passes while state loads, scrape-only Services, trivial
-	// checks); labels.txt gives each one's reason.
-	corpusMinPrecision = 0.823
+	// answers ok); 70 of 82 when PG009 read a grace period above a minute with no preStop hook as
+	// an in-process drain (knative's activator and webhook, calico-typha). The false positives left
+	// rest on what only the application shows (in-app withdrawal delays, a liveness that passes while
+	// state loads, scrape-only Services, trivial checks); labels.txt gives each one's reason.
+	corpusMinPrecision = 0.853
 	// corpusMinRecall is the share of labelled problems (true positives and known misses) lint
 	// found when the corpus was labelled; it may only go up.
 	corpusMinRecall = 1.0
