@@ -37,10 +37,12 @@ const (
 	// answers ok); 70 of 82 when PG009 read a grace period above a minute with no preStop hook as
 	// an in-process drain (knative's activator and webhook, calico-typha); 70 of 81 when PG001 became
 	// info where a startupProbe guards the start, liveness already waits past readiness's worst
-	// withdrawal and nothing names the shared check deep (kwok's /healthz). The false positives left
+	// withdrawal and nothing names the shared check deep (kwok's /healthz); 70 of 79 when PG003 stopped
+	// counting state on an emptyDir, which only a restart in place loads, unless liveness runs
+	// readiness's check (argo-cd's redis-ha, istio's Prometheus). The false positives left
 	// rest on what only the application shows (in-app withdrawal delays, a liveness that passes while
 	// state loads, scrape-only Services, trivial checks); labels.txt gives each one's reason.
-	corpusMinPrecision = 0.864
+	corpusMinPrecision = 0.886
 	// corpusMinRecall is the share of labelled problems (true positives and known misses) lint
 	// found when the corpus was labelled; it may only go up.
 	corpusMinRecall = 1.0
