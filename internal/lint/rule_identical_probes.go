@@ -2,7 +2,6 @@ package lint
 
 import (
 	"fmt"
-	"regexp"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,11 +102,8 @@ func sharedCheckFix(live *corev1.Probe, lt, rt Timing, prop time.Duration) strin
 	return own + "; its thresholds already wait past " + past
 }
 
-// readinessNamed matches checks named for readiness: /readyz, /health/ready, -felix-ready.
-var readinessNamed = regexp.MustCompile(`(?i)ready|readiness`)
-
 // deepSharedCheck reports whether the manifest names probe p's check for readiness or for
 // dependencies: then it fails whenever the app should leave the Service, not only when it hangs.
 func deepSharedCheck(w *Workload, p *corev1.Probe) bool {
-	return readinessNamed.MatchString(describeHandler(p)) || dependencyCheck(w, httpPath(p)) != notDependency
+	return namedForReadiness(p) || dependencyCheck(w, httpPath(p)) != notDependency
 }

@@ -27,7 +27,9 @@ func init() {
 			"initialDelay + (F−1)·P is under " + tightBootstrapBudgetText + ". State on an emptyDir at a data directory " +
 			"counts only when liveness runs readiness's check: the emptyDir is created empty with each pod, so " +
 			"a rollout's or a reschedule's new pod loads nothing and only a restart in place does, and a " +
-			"liveness check of its own is the one lint reads as passing once the process is up. When liveness runs readiness's check on a " +
+			"liveness check of its own is the one lint reads as passing once the process is up. A check both " +
+			"probes run counts as readiness's unless its name says liveness (`/livez`, `redis_liveness.sh`): " +
+			"then readiness borrows liveness's check. When liveness runs readiness's check on a " +
 			"container a Service routes to, that is PG001's root cause: PG001's finding states the bootstrap budget " +
 			"and this one is info (give liveness its own check and the delay reads as grace). Otherwise (a separate liveness " +
 			"check, nothing to load, a budget of " + tightBootstrapBudgetText + " or more) the delay reads as grace " +
@@ -74,7 +76,7 @@ func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 			f.Message += fmt.Sprintf("; it covers the measured cold start %s (%s) with 25%% margin, so the delay is a measured budget, not a guess", fmtDur(cold), source)
 		} else if risk := bootstrapRisk(w, c, t); risk != "" {
 			f.Message += ": " + risk
-		} else if handlersEqual(c.LivenessProbe, c.ReadinessProbe) {
+		} else if livenessRunsReadinessCheck(c) {
 			const shared = "liveness runs readiness's check, so it fails until the app is ready and every bootstrap step must fit"
 			if identicalProbesReported(ctx, w, c) {
 				f.Severity = Info
@@ -84,7 +86,11 @@ func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 			}
 		} else {
 			f.Severity = Info
-			f.Message += fmt.Sprintf("; liveness is a check of its own, %s and the budget is at least %s, so the delay reads as grace", stateNote(w, c), tightBootstrapBudgetText)
+			own := "liveness is a check of its own"
+			if handlersEqual(c.LivenessProbe, c.ReadinessProbe) {
+				own = "readiness borrows liveness's check, named for liveness"
+			}
+			f.Message += fmt.Sprintf("; %s, %s and the budget is at least %s, so the delay reads as grace", own, stateNote(w, c), tightBootstrapBudgetText)
 		}
 		const period = 5
 		f.Fix = fmt.Sprintf("add a startupProbe running liveness's check (%s) with periodSeconds %d and failureThreshold %d (the same %s budget, ended the moment the app is up), and drop liveness initialDelaySeconds to 0",
@@ -92,6 +98,13 @@ func checkInitialDelay(ctx *Context, w *Workload) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// livenessRunsReadinessCheck reports whether container c's liveness runs readiness's check, which
+// fails until the app is ready: the same check, unless its name says it is liveness's own that
+// readiness borrows (argo-cd's sentinel runs sentinel_liveness.sh for both).
+func livenessRunsReadinessCheck(c ContainerRef) bool {
+	return c.ReadinessProbe != nil && handlersEqual(c.LivenessProbe, c.ReadinessProbe) && !namedForLiveness(c.LivenessProbe)
 }
 
 // stateNote describes the state container c's start loads, when that is no risk: none, or an
@@ -123,7 +136,7 @@ func bootstrapRisk(w *Workload, c ContainerRef, t Timing) string {
 	switch {
 	case ok && persistent:
 		return fmt.Sprintf("the container keeps state on volume %q at %s, and a start that loads it grows with the data", m.Name, m.MountPath)
-	case ok && handlersEqual(c.LivenessProbe, c.ReadinessProbe):
+	case ok && livenessRunsReadinessCheck(c):
 		return fmt.Sprintf("the container keeps state on emptyDir %q at %s, which a restart in place loads, and liveness runs readiness's check, which fails until the load is done", m.Name, m.MountPath)
 	case t.KillAfter() < tightBootstrapBudget:
 		return fmt.Sprintf("a budget under %s leaves no room for a slow dependency or a throttled start", tightBootstrapBudgetText)
