@@ -40,11 +40,15 @@ const (
 	// withdrawal and nothing names the shared check deep (kwok's /healthz); 70 of 79 when PG003 stopped
 	// counting state on an emptyDir, which only a restart in place loads, unless liveness runs
 	// readiness's check (argo-cd's redis-ha, istio's Prometheus); 70 of 78 when a check both probes
-	// run, named for liveness, stopped counting as readiness's (redis-ha's sentinel_liveness.sh).
+	// run, named for liveness, stopped counting as readiness's (redis-ha's sentinel_liveness.sh);
+	// 78 of 87 when eight entries were added (every install, quickstart or example manifest in the
+	// modules the local module cache held: the ALB ingress controller and its 2048, echoserver and
+	// external-dns examples, external-dns, velero's MinIO and nginx examples, dex's example) — 8 true
+	// positives and a false one (a readiness gate on MinIO's lone Recreate pod).
 	// The false positives left
 	// rest on what only the application shows (in-app withdrawal delays, a liveness that passes while
 	// state loads, scrape-only Services, trivial checks); labels.txt gives each one's reason.
-	corpusMinPrecision = 0.897
+	corpusMinPrecision = 0.896
 	// corpusMinRecall is the share of labelled problems (true positives and known misses) lint
 	// found when the corpus was labelled; it may only go up.
 	corpusMinRecall = 1.0
