@@ -15,7 +15,8 @@ func init() {
 		Explanation: "Without a readiness probe a pod is ready as soon as its containers run: it gets traffic " +
 			"before bootstrap is done, keeps it while draining after SIGTERM until the endpoint update wins " +
 			"the race, and keeps it while a dependency it needs is unusable. Nothing withdraws it short of a " +
-			"restart. Only containers a Service routes user traffic to are checked (not metrics ports). The " +
+			"restart. Only containers a Service routes user traffic to are checked (not metrics ports, named " +
+			"so or named by the pod's prometheus.io/port annotation beside another port). The " +
 			"finding is info for a lone pod that is never beside another: one replica of a StatefulSet, or " +
 			"of a Deployment with strategy Recreate. A readiness gate there has nowhere to send the traffic " +
 			"it withholds, so requests fail with or without it; the probe still turns a hung pod's timeouts " +

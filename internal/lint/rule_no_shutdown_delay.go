@@ -16,7 +16,8 @@ func init() {
 			"more to stop routing to the pod. A process that exits (or stops accepting) on SIGTERM right away " +
 			"refuses the requests that are still routed to it in that window, so every rollout, scale-down " +
 			"and node drain costs failed requests. Only containers a Service routes user traffic to are checked " +
-			"(metrics ports and a StatefulSet's headless peer Service do not count), and not single-replica " +
+			"(metrics ports, by name or as the port the pod's prometheus.io/port annotation names beside " +
+			"another, and a StatefulSet's headless peer Service do not count), and not single-replica " +
 			"StatefulSets or Recreate Deployments, whose old pod stops before a new one could take over. " +
 			"The finding is info when every route to the container carries a protocol of long-lived " +
 			"connections (redis, memcached, databases, message brokers, websockets, xDS control planes), named by the Service " +
@@ -31,7 +32,8 @@ func init() {
 			"the propagation window only the application shows, so the finding keeps its fix but does not fail the run. " +
 			"With the default grace period, a server that holds itself up after SIGTERM (some frameworks fail readiness and keep serving for a " +
 			"few seconds before they close the listener) looks in the manifest exactly like one that exits at " +
-			"once, and so does a Service only scrapers call on a port named http: lint cannot tell them apart " +
+			"once, and so does a Service only scrapers call on a port named http that no prometheus.io/port " +
+			"annotation marks: lint cannot tell them apart " +
 			"and reports both; declare such a delay with " + AnnotationWithdrawal + " (the harness's timing " +
 			"oracle reads it too) or suppress the finding with a reason.",
 		Fix: "Add a preStop hook that waits for withdrawal (the native `sleep` action, a few seconds above the " +
