@@ -30,6 +30,10 @@ func init() {
 			"SIGTERM, so the manifest says the application handles SIGTERM and drains in-process (a lame-duck " +
 			"period, a gradual hand-off of connections); whether that drain keeps accepting new connections for " +
 			"the propagation window only the application shows, so the finding keeps its fix but does not fail the run. " +
+			"A flag or plain environment variable of the container that sets a wait before shutdown " +
+			"(`--shutdown-delay-duration=15s`, `SHUTDOWN_DELAY_SECONDS`, a lame-duck period) is the application's " +
+			"withdrawal delay: at or above the propagation there is no finding, below it the finding names the " +
+			"setting; a shutdown timeout, which bounds in-flight work once the listener is closed, is no such delay. " +
 			"With the default grace period, a server that holds itself up after SIGTERM (some frameworks fail readiness and keep serving for a " +
 			"few seconds before they close the listener) looks in the manifest exactly like one that exits at " +
 			"once, and so does a Service only scrapers call on a port named http that no prometheus.io/port " +
@@ -80,9 +84,16 @@ func checkNoShutdownDelay(ctx *Context, w *Workload) []Finding {
 		if len(routes) == 0 {
 			continue // no Service sends it user traffic
 		}
+		setting, hasSetting := appShutdownDelay(c)
+		if hasSetting && setting.Delay >= ctx.propagation(w) {
+			continue // the application is told to keep serving past the propagation
+		}
 		what := "no preStop hook and no " + AnnotationWithdrawal + " annotation"
 		if hasWithdrawal {
 			what = "no preStop hook and " + AnnotationWithdrawal + " is 0"
+		}
+		if hasSetting {
+			what = fmt.Sprintf("no preStop hook, and %s holds the process up only %s after SIGTERM, under the %s propagation", setting.Setting, fmtDur(setting.Delay), fmtDur(ctx.propagation(w)))
 		}
 		var f Finding
 		grace := gracePeriod(&w.Pod)
@@ -103,6 +114,9 @@ func checkNoShutdownDelay(ctx *Context, w *Workload) []Finding {
 		sleep := withdrawalSleep(ctx.propagation(w))
 		f.Fix = fmt.Sprintf("add to container %q: lifecycle: {preStop: {sleep: {seconds: %d}}} (propagation %s + slack), or keep serving %s after SIGTERM in the app and declare %s: \"%d\"",
 			c.Name, seconds32(sleep), fmtDur(ctx.propagation(w)), fmtDur(sleep), AnnotationWithdrawal, seconds32(sleep))
+		if hasSetting {
+			f.Fix = fmt.Sprintf("raise %s to %s (propagation %s + slack), or %s", setting.Setting, fmtDur(sleep), fmtDur(ctx.propagation(w)), f.Fix)
+		}
 		if grace < sleep+ctx.Config.GraceMargin {
 			f.Fix += fmt.Sprintf("; raise terminationGracePeriodSeconds from %d to ≥ %d", seconds32(grace), seconds32(sleep+ctx.Config.GraceMargin))
 		}
