@@ -25,19 +25,32 @@ const (
 
 	// corpusPrecisionGoal is the bar for gating CI: true positives among warnings and errors.
 	corpusPrecisionGoal = 0.9
-	// corpusMinPrecision is what lint reaches on the labelled corpus, below the goal: the test holds
-	// it as a ratchet (it may only go up while the corpus stays the same) and the bench figure shows
-	// the gap. History: 69 of 93 when first labelled; 67 of 82 when PG003 and PG007 began reading the
+	// corpusMinPrecision is what lint reaches on the labelled corpus: the test holds it as a ratchet
+	// (it may only go up while the corpus stays the same) and the bench figure shows it against the
+	// goal. History: 69 of 93 when first labelled; 67 of 82 when PG003 and PG007 began reading the
 	// manifest's evidence; 66 of 79 when PG009 began reading the protocol a route carries; 68 of 81
 	// once a kustomization directory was built before it was linted; 67 of 78 when PG003 left a
 	// liveness that runs readiness's check to PG001 (one finding per root cause); 70 of 85 when six
 	// installs were added (every one the module proxy here served: contour ×2, VPA,
 	// external-snapshotter, kwok, envoy-gateway's quickstart) — they brought 4 false positives lint
 	// cannot see (a scrape-only Service on a port named http, a shared health check that always
-	// answers ok). The 15 false positives left rest on what only the application shows (in-app
-	// withdrawal delays, a liveness that passes while state loads, scrape-only Services, trivial
-	// checks); labels.txt gives each one's reason.
-	corpusMinPrecision = 0.823
+	// answers ok); 70 of 82 when PG009 read a grace period above a minute with no preStop hook as
+	// an in-process drain (knative's activator and webhook, calico-typha); 70 of 81 when PG001 became
+	// info where a startupProbe guards the start, liveness already waits past readiness's worst
+	// withdrawal and nothing names the shared check deep (kwok's /healthz); 70 of 79 when PG003 stopped
+	// counting state on an emptyDir, which only a restart in place loads, unless liveness runs
+	// readiness's check (argo-cd's redis-ha, istio's Prometheus); 70 of 78 when a check both probes
+	// run, named for liveness, stopped counting as readiness's (redis-ha's sentinel_liveness.sh);
+	// 78 of 87 when eight entries were added (every install, quickstart or example manifest in the
+	// modules the local module cache held: the ALB ingress controller and its 2048, echoserver and
+	// external-dns examples, external-dns, velero's MinIO and nginx examples, dex's example) — 8 true
+	// positives and a false one (a readiness gate on MinIO's lone Recreate pod); 78 of 86 when PG014
+	// became info on a pod that never has another beside it (one replica, Recreate or StatefulSet).
+	// On the 30 entries before that pass lint is at 70 of 78. The 8 false positives left rest on what only
+	// the application shows: podinfo's 3 s in-app delay (×3), Services only scrapers call on ports
+	// named http (prometheus-operator ×2, kwok ×2), VPA's always-ok shared check; labels.txt gives
+	// each one's reason.
+	corpusMinPrecision = 0.906
 	// corpusMinRecall is the share of labelled problems (true positives and known misses) lint
 	// found when the corpus was labelled; it may only go up.
 	corpusMinRecall = 1.0

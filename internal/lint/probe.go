@@ -3,6 +3,7 @@ package lint
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -205,3 +206,17 @@ func handlerCount(p *corev1.Probe) int {
 	}
 	return n
 }
+
+// Checks named for what they answer: a word "ready", "readyz" or "readiness" (/health/ready,
+// -felix-ready), or "live", "alive", "livez" or "liveness" (/livez, sentinel_liveness.sh), set off
+// from the letters around it ("already" and "delivery" are neither).
+var (
+	readinessNamed = regexp.MustCompile(`(?i)(^|[^a-z])(ready|readyz|readiness)([^a-z]|$)`)
+	livenessNamed  = regexp.MustCompile(`(?i)(^|[^a-z])(a?live|livez|liveness)([^a-z]|$)`)
+)
+
+// namedForReadiness reports whether p's check is named for readiness.
+func namedForReadiness(p *corev1.Probe) bool { return readinessNamed.MatchString(describeHandler(p)) }
+
+// namedForLiveness reports whether p's check is named for liveness.
+func namedForLiveness(p *corev1.Probe) bool { return livenessNamed.MatchString(describeHandler(p)) }

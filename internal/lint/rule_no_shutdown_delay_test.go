@@ -63,3 +63,37 @@ func TestWithdrawalDelayByProtocol(t *testing.T) {
 		})
 	}
 }
+
+// TestWithdrawalDelayInAppDrain: a grace period above a minute on a container with no preStop hook
+// can only be spent by the process itself, so the application drains in-process after SIGTERM
+// (knative's activator at 600 s, calico-typha at 300 s): PG009 is info and says so with the
+// manifest's grace period. The API default and a minute stay warnings.
+func TestWithdrawalDelayInAppDrain(t *testing.T) {
+	cases := []struct {
+		grace string
+		want  Severity
+		says  string
+	}{
+		{"", Warning, "may stop serving"},
+		{"      terminationGracePeriodSeconds: 60\n", Warning, "may stop serving"},
+		{"      terminationGracePeriodSeconds: 300\n", Info, "terminationGracePeriodSeconds is 300, above a minute, and only the process can spend it"},
+	}
+	for _, tc := range cases {
+		container := "        image: app:1\n        ports: [{name: http, containerPort: 8080}]\n" +
+			"        readinessProbe: {httpGet: {path: /ready, port: http}, periodSeconds: 5}\n"
+		inv, err := Parse("app.yaml", []byte(realManifest("Deployment", "web", "3", tc.grace, container, svcHTTP)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := only(Lint(inv, Config{}), "PG009")
+		if len(fs) != 1 {
+			t.Fatalf("grace %q: want one PG009 finding, got %+v", tc.grace, fs)
+		}
+		if fs[0].Severity != tc.want || !strings.Contains(fs[0].Message, tc.says) {
+			t.Errorf("grace %q: got %s %q; want %s saying %q", tc.grace, fs[0].Severity, fs[0].Message, tc.want, tc.says)
+		}
+		if !strings.Contains(fs[0].Fix, "preStop: {sleep: {seconds: 5}}") {
+			t.Errorf("grace %q: fix %q does not state the preStop sleep", tc.grace, fs[0].Fix)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package lint
 
 import (
 	"regexp"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -108,12 +110,16 @@ func portOwner(w *Workload, p corev1.ServicePort) (owner *corev1.Container, know
 	return cs[0].Container, false
 }
 
-// userRoutes keeps the routes that carry user traffic: not a metrics or profiling port, and not the
-// headless Service a StatefulSet's pods use to find each other.
-func userRoutes(w *Workload, rs []route) []route {
+// userRoutes keeps the routes to container c that carry user traffic: not a metrics or profiling
+// port, not the port the pod's prometheus.io/port annotation names when c serves on another, and not
+// the headless Service a StatefulSet's pods use to find each other.
+func userRoutes(w *Workload, c ContainerRef, rs []route) []route {
 	var out []route
 	for _, r := range rs {
 		if metricsPort.MatchString(r.port.Name) || r.port.TargetPort.Type == intstr.String && metricsPort.MatchString(r.port.TargetPort.StrVal) {
+			continue
+		}
+		if scrapeTarget(w, c, r) {
 			continue
 		}
 		if r.svc.headless() && w.Kind == "StatefulSet" {
@@ -124,12 +130,37 @@ func userRoutes(w *Workload, rs []route) []route {
 	return out
 }
 
+// scrapeTarget reports whether route r reaches the port that w's prometheus.io/port annotation names
+// as its metrics port while container c declares another port: the annotation then tells the
+// scrape port from the traffic port. A port that is both (the only one c declares) stays a traffic
+// route.
+func scrapeTarget(w *Workload, c ContainerRef, r route) bool {
+	n, err := strconv.Atoi(strings.TrimSpace(w.Annotations[annotationPrometheusPort]))
+	if err != nil {
+		return false
+	}
+	cp, ok := targetContainerPort(c, r.port)
+	if !ok || int(cp.ContainerPort) != n {
+		return false
+	}
+	for _, other := range c.Ports {
+		if int(other.ContainerPort) != n {
+			return true
+		}
+	}
+	return false
+}
+
+// annotationPrometheusPort is the pod annotation Prometheus's Kubernetes discovery configurations
+// conventionally read for the port to scrape.
+const annotationPrometheusPort = "prometheus.io/port"
+
 // servedRoutes returns the user-traffic routes to container c; none for run-to-completion workloads.
 func servedRoutes(ctx *Context, w *Workload, c ContainerRef) []route {
 	if w.RunsToCompletion {
 		return nil
 	}
-	return userRoutes(w, routesTo(ctx.Inventory, w, c))
+	return userRoutes(w, c, routesTo(ctx.Inventory, w, c))
 }
 
 // probePortNumber returns the numeric port a probe checks, if it names one by number.
