@@ -194,3 +194,18 @@ func TestSearchError(t *testing.T) {
 		t.Fatalf("err %v, steps %d, held %g", err, len(res.Steps), res.Held)
 	}
 }
+
+// TestFidelityLateFirst: the schedule is the one the pacer kept at its most punctual, so requests
+// held up at the very start (a pacer stalled as it began) are late, not the origin of a schedule
+// that everything after them beats.
+func TestFidelityLateFirst(t *testing.T) {
+	recs := paced("", t0, 100, 100)
+	for i := 0; i <= 20; i++ { // due at 0 … 200 ms, all sent at 205 ms
+		recs[i].Start = t0.Add(205 * time.Millisecond)
+	}
+	st := Fidelity(recs, 100, time.Second, 1, DefaultMaxLag)
+	// Lags 205, 195, …, 105 ms for the first 11.
+	if st.OnTime != 89 || st.LagMax != 205*time.Millisecond {
+		t.Fatalf("first requests 205 ms late: %+v", st)
+	}
+}
