@@ -61,8 +61,12 @@ type Step struct {
 	LagMax time.Duration `json:"lagMax"`
 	// Held is Fidelity ≥ the search's threshold (set by Search).
 	Held bool `json:"held"`
-	// Took is the wall time of the whole step, setup and drain included (set by Search).
+	// Took is the wall time of the whole step, setup and drain included, Waited excluded (set by
+	// Search).
 	Took time.Duration `json:"took"`
+	// Waited is how long the measure waited before it began (for a quiet machine, say); it counts
+	// neither in the step's cost nor against the budget.
+	Waited time.Duration `json:"waited,omitempty"`
 	// Note carries what the measure wants logged beside the step (CPU, errors that did not stop it).
 	Note string `json:"note,omitempty"`
 }
@@ -71,6 +75,9 @@ func (s Step) String() string {
 	str := fmt.Sprintf("%g rps for %s: fidelity %.4f (%d good of %d planned; %d recorded, %d on time, %d ok; lag p99 %s max %s) in %s",
 		s.Rate, s.Duration, s.Fidelity, s.Good, s.Planned, s.Recorded, s.OnTime, s.OK,
 		s.Lag99.Round(time.Millisecond), s.LagMax.Round(time.Millisecond), s.Took.Round(100*time.Millisecond))
+	if s.Waited > 0 {
+		str += fmt.Sprintf(" after waiting %s", s.Waited.Round(100*time.Millisecond))
+	}
 	if s.Note != "" {
 		str += "; " + s.Note
 	}
@@ -216,7 +223,8 @@ func Search(ctx context.Context, opts Options, measure Measure) (Result, error) 
 		t0 := time.Now()
 		st, err := measure(ctx, rate)
 		st.Rate = rate
-		st.Took = time.Since(t0)
+		st.Took = time.Since(t0) - st.Waited
+		began = began.Add(st.Waited)
 		if err != nil {
 			return false, fmt.Errorf("maxrate: step at %g rps: %w", rate, err)
 		}

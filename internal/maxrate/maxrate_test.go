@@ -84,6 +84,7 @@ type fake struct {
 	took     time.Duration
 	rates    []float64
 	fail     float64 // a step at this rate returns an error
+	wait     time.Duration
 }
 
 func (f *fake) measure(_ context.Context, rate float64) (Step, error) {
@@ -91,12 +92,12 @@ func (f *fake) measure(_ context.Context, rate float64) (Step, error) {
 	if rate == f.fail {
 		return Step{}, errors.New("agent pod vanished")
 	}
-	time.Sleep(f.took)
+	time.Sleep(f.wait + f.took)
 	fid := 1.0
 	if rate > f.capacity {
 		fid = 0.985 // just short of the threshold
 	}
-	return Step{Fidelity: fid}, nil
+	return Step{Fidelity: fid, Waited: f.wait}, nil
 }
 
 // TestSearchFindsCapacity: the ladder doubles to the first miss, the bisection brings held within
@@ -180,6 +181,15 @@ func TestSearchBudget(t *testing.T) {
 	}
 	if !res.Cut || len(f.rates) < 3 || len(f.rates) > 5 {
 		t.Fatalf("cut %v after %d steps (%v); want cut after 3 to 5 of 20 ms in 110 ms", res.Cut, len(f.rates), f.rates)
+	}
+	// Waiting before a step counts neither in its cost nor against the budget.
+	f = &fake{capacity: 100000, took: 20 * time.Millisecond, wait: 30 * time.Millisecond}
+	res, err = Search(context.Background(), Options{Start: 100, Budget: 110 * time.Millisecond, StepCost: time.Millisecond}, f.measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.rates) < 3 || len(f.rates) > 5 || res.Steps[0].Took > 30*time.Millisecond {
+		t.Fatalf("with waits: %d steps (%v), first took %v; want 3 to 5 steps of 20 ms", len(f.rates), f.rates, res.Steps[0].Took)
 	}
 	if _, err := Search(context.Background(), Options{Budget: time.Millisecond, StepCost: time.Second}, f.measure); !errors.Is(err, ErrBudget) {
 		t.Fatalf("a budget below one step: %v, want ErrBudget", err)

@@ -39,7 +39,7 @@ const loadMaxEnv = "PROBEGATE_BENCH_LOAD_MAX"
 const (
 	loadMaxStep    = 8 * time.Second
 	loadMaxTimeout = time.Second
-	loadMaxSettle  = 2 * time.Second // idle between steps
+	loadMaxSettle  = 2 * time.Second // idle after each step
 	loadMaxPath    = "/health/live"  // answered at once, no database
 )
 
@@ -300,17 +300,36 @@ func perSecond(cpu, wall time.Duration) float64 {
 	return float64(cpu.Milliseconds()) / wall.Seconds()
 }
 
-// settle leaves the target and the machine idle between steps.
-func settle(ctx context.Context) {
-	select {
-	case <-time.After(loadMaxSettle):
-	case <-ctx.Done():
+// quietBusy and quietWait gate each step: it begins once the machine was less than quietBusy busy
+// over a second (the idle cluster and target included), waiting at most quietWait. Another job on the machine (a build, a test) would otherwise be measured as the load
+// generator's limit; a step that could not wait for quiet says so in its note.
+const (
+	quietBusy = 0.5
+	quietWait = 2 * time.Minute
+)
+
+// waitQuiet waits until the machine was less than quietBusy busy over a second, or quietWait has
+// passed, and returns the last second's busy fraction.
+func waitQuiet(ctx context.Context) float64 {
+	deadline := time.Now().Add(quietWait)
+	for {
+		b0, t0 := hostBusy()
+		if sleepCtx(ctx, time.Second) != nil {
+			return 0
+		}
+		busy := busySince(b0, t0)
+		if busy < quietBusy || time.Now().After(deadline) {
+			return busy
+		}
 	}
 }
 
 // hostStep runs the harness's host load (the runner's vegetaLoad, as a scenario does) at rate.
 func (lb *loadBench) hostStep(ctx context.Context, rate float64) (maxrate.Step, error) {
-	defer settle(ctx)
+	w0 := time.Now()
+	quiet := waitQuiet(ctx)
+	waited := time.Since(w0)
+	defer sleepCtx(ctx, loadMaxSettle)
 	api0, _ := readCgroup(ctx, lb.c, lb.apiserver)
 	b0, t0 := hostBusy()
 	cpu0 := processCPU()
@@ -328,10 +347,11 @@ func (lb *loadBench) hostStep(ctx context.Context, rate float64) (maxrate.Step, 
 		return maxrate.Step{}, err
 	}
 	st := maxrate.Fidelity(records(reqs), rate, loadMaxStep, 1, maxrate.DefaultMaxLag)
+	st.Waited = waited
 	ms := perSecond(cpu, loadMaxStep)
 	lb.cpuPer1000[hostKey(rate)] = ms / (rate / 1000)
 	lb.hostUse[rate] = perSecond(api1.cpu-api0.cpu, loadMaxStep)
-	st.Note = fmt.Sprintf("harness CPU %.0f ms/s (%.0f per 1000 rps); machine %.0f%% busy", ms, ms/(rate/1000), 100*busy)
+	st.Note = fmt.Sprintf("harness CPU %.0f ms/s (%.0f per 1000 rps); machine %.0f%% busy before, %.0f%% during", ms, ms/(rate/1000), 100*quiet, 100*busy)
 	if err != nil {
 		st.Note += "; " + err.Error()
 	}
@@ -340,7 +360,10 @@ func (lb *loadBench) hostStep(ctx context.Context, rate float64) (maxrate.Step, 
 
 // bareStep runs vegeta's own Attacker, defaults but the request timeout, at rate on the same URL.
 func (lb *loadBench) bareStep(ctx context.Context, rate float64) (maxrate.Step, error) {
-	defer settle(ctx)
+	w0 := time.Now()
+	quiet := waitQuiet(ctx)
+	waited := time.Since(w0)
+	defer sleepCtx(ctx, loadMaxSettle)
 	b0, t0 := hostBusy()
 	cpu0 := processCPU()
 	atk := vegeta.NewAttacker(vegeta.Timeout(loadMaxTimeout))
@@ -352,16 +375,20 @@ func (lb *loadBench) bareStep(ctx context.Context, rate float64) (maxrate.Step, 
 	cpu := processCPU() - cpu0
 	busy := busySince(b0, t0)
 	st := maxrate.Fidelity(recs, rate, loadMaxStep, 1, maxrate.DefaultMaxLag)
+	st.Waited = waited
 	ms := perSecond(cpu, loadMaxStep)
 	lb.cpuPer1000[bareKey(rate)] = ms / (rate / 1000)
-	st.Note = fmt.Sprintf("vegeta CPU %.0f ms/s (%.0f per 1000 rps); machine %.0f%% busy", ms, ms/(rate/1000), 100*busy)
+	st.Note = fmt.Sprintf("vegeta CPU %.0f ms/s (%.0f per 1000 rps); machine %.0f%% busy before, %.0f%% during", ms, ms/(rate/1000), 100*quiet, 100*busy)
 	return st, nil
 }
 
 // agentStep runs the in-cluster load (the runner's agentLoad: fresh agent pods, one load each) at
 // rate, reading the agents' and the API server's cgroups over the load's length.
 func (lb *loadBench) agentStep(ctx context.Context, rate float64) (maxrate.Step, error) {
-	defer settle(ctx)
+	w0 := time.Now()
+	quiet := waitQuiet(ctx)
+	waited := time.Since(w0)
+	defer sleepCtx(ctx, loadMaxSettle)
 	run, err := agentLoad{client: lb.client, n: lb.agents, image: agent.DefaultImage, log: lb.log}.Start(ctx, loadSpec{
 		URL: lb.url, Namespace: lb.ns, Service: deploy.TargetName, Path: loadMaxPath,
 		Rate: int(rate), Duration: loadMaxStep, KeepAlive: true, Timeout: loadMaxTimeout,
@@ -409,14 +436,15 @@ func (lb *loadBench) agentStep(ctx context.Context, rate float64) (maxrate.Step,
 		return maxrate.Step{}, gerr
 	}
 	st := maxrate.Fidelity(records(reqs), rate, loadMaxStep, lb.agents, maxrate.DefaultMaxLag)
+	st.Waited = waited
 	u := agentUse{recordBytes: recordBytes(reqs), apiserverCPU: perSecond(api1.cpu-api0.cpu, wall)}
 	for i := range after {
 		u.agentCPU += perSecond(after[i].cpu-before[i].cpu, wall) / float64(len(after))
 		u.agentPeak = max(u.agentPeak, float64(after[i].peak))
 	}
 	lb.agentUse[rate] = u
-	st.Note = fmt.Sprintf("per agent CPU %.0f ms/s, peak memory %.1f MiB; API server CPU %.0f ms/s; %.0f bytes per streamed record; machine %.0f%% busy",
-		u.agentCPU, u.agentPeak/(1<<20), u.apiserverCPU, u.recordBytes, 100*busy)
+	st.Note = fmt.Sprintf("per agent CPU %.0f ms/s, peak memory %.1f MiB; API server CPU %.0f ms/s; %.0f bytes per streamed record; machine %.0f%% busy before, %.0f%% during",
+		u.agentCPU, u.agentPeak/(1<<20), u.apiserverCPU, u.recordBytes, 100*quiet, 100*busy)
 	if err != nil {
 		st.Note += "; " + err.Error()
 	}
