@@ -16,6 +16,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -189,6 +190,7 @@ type loadBench struct {
 	url       string // the target's NodePort on loopback, with loadMaxPath
 	clusterIP string
 	agents    int
+	replicas  int // of the target
 	apiserver podCgroup
 	// cpuPer1000 is the generator's own CPU in ms per second of load per 1000 rps, by hostKey or
 	// bareKey; hostUse the API server's CPU (ms/s) during each host step; agentUse the agents' steps.
@@ -215,7 +217,7 @@ func deployLoadTarget(b *testing.B, c *cluster.Cluster, client kubernetes.Interf
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := deploy.Options{Namespace: ns, Slot: slot, Log: log}
+	opts := deploy.Options{Namespace: ns, Slot: slot, Replicas: 3, Log: log}
 	if err := c.LoadImages(ctx, append(deploy.Images(opts), agent.DefaultImage)...); err != nil {
 		b.Fatal(err)
 	}
@@ -246,7 +248,7 @@ func deployLoadTarget(b *testing.B, c *cluster.Cluster, client kubernetes.Interf
 		b.Fatal(err)
 	}
 	return &loadBench{
-		c: c, client: client, log: log, ns: ns, url: ep.TargetURL + loadMaxPath, clusterIP: svc.Spec.ClusterIP,
+		c: c, client: client, log: log, ns: ns, url: ep.TargetURL + loadMaxPath, clusterIP: svc.Spec.ClusterIP, replicas: int(opts.Replicas),
 		apiserver: api, cpuPer1000: map[string]float64{}, hostUse: map[float64]float64{}, agentUse: map[float64]agentUse{},
 	}
 }
@@ -308,6 +310,32 @@ const (
 	quietWait = 2 * time.Minute
 )
 
+// waitTarget waits until every replica of the target is a ready endpoint again: the good
+// target's readiness withdraws a saturated pod (and keeps it out for a while), so a step after an
+// overloaded one would otherwise measure the target's recovery.
+func (lb *loadBench) waitTarget(ctx context.Context) error {
+	var ready int
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		slices, err := lb.client.DiscoveryV1().EndpointSlices(lb.ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + deploy.TargetName})
+		if err != nil {
+			return false, nil
+		}
+		ready = 0
+		for _, sl := range slices.Items {
+			for _, e := range sl.Endpoints {
+				if e.Conditions.Ready != nil && *e.Conditions.Ready {
+					ready++
+				}
+			}
+		}
+		return ready >= lb.replicas, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the target has %d of %d endpoints ready two minutes after the last step: %w", ready, lb.replicas, err)
+	}
+	return nil
+}
+
 // waitQuiet waits until the machine was less than quietBusy busy over a second, or quietWait has
 // passed, and returns the last second's busy fraction.
 func waitQuiet(ctx context.Context) float64 {
@@ -327,6 +355,9 @@ func waitQuiet(ctx context.Context) float64 {
 // hostStep runs the harness's host load (the runner's vegetaLoad, as a scenario does) at rate.
 func (lb *loadBench) hostStep(ctx context.Context, rate float64) (maxrate.Step, error) {
 	w0 := time.Now()
+	if err := lb.waitTarget(ctx); err != nil {
+		return maxrate.Step{}, err
+	}
 	quiet := waitQuiet(ctx)
 	waited := time.Since(w0)
 	defer sleepCtx(ctx, loadMaxSettle)
@@ -361,6 +392,9 @@ func (lb *loadBench) hostStep(ctx context.Context, rate float64) (maxrate.Step, 
 // bareStep runs vegeta's own Attacker, defaults but the request timeout, at rate on the same URL.
 func (lb *loadBench) bareStep(ctx context.Context, rate float64) (maxrate.Step, error) {
 	w0 := time.Now()
+	if err := lb.waitTarget(ctx); err != nil {
+		return maxrate.Step{}, err
+	}
 	quiet := waitQuiet(ctx)
 	waited := time.Since(w0)
 	defer sleepCtx(ctx, loadMaxSettle)
@@ -386,6 +420,9 @@ func (lb *loadBench) bareStep(ctx context.Context, rate float64) (maxrate.Step, 
 // rate, reading the agents' and the API server's cgroups over the load's length.
 func (lb *loadBench) agentStep(ctx context.Context, rate float64) (maxrate.Step, error) {
 	w0 := time.Now()
+	if err := lb.waitTarget(ctx); err != nil {
+		return maxrate.Step{}, err
+	}
 	quiet := waitQuiet(ctx)
 	waited := time.Since(w0)
 	defer sleepCtx(ctx, loadMaxSettle)
