@@ -157,6 +157,10 @@ type Options struct {
 	// (or StepCost, before the first) would overrun it [3m].
 	Budget   time.Duration
 	StepCost time.Duration // expected wall time of one step [20s]
+	// Retries is how many times a missed rate is measured again before it counts as missed. On a
+	// shared machine another job can only lower a step's fidelity, never raise it, so the best of
+	// a few tries is the generator's own ceiling [0].
+	Retries int
 	// OnStep is told of every step as it is scored (optional).
 	OnStep func(Step)
 }
@@ -209,33 +213,41 @@ var ErrBudget = errors.New("maxrate: budget too small for one step")
 // Search finds the highest rate measure holds: it starts at Start and multiplies the rate by
 // Factor while steps hold (up to Max); if the first step misses it divides instead until one holds
 // (down to Min); then it bisects between the rate held and the rate missed until they are within
-// Resolution, the budget allowing. Rates are whole requests per second.
+// Resolution, the budget allowing. A rate is held when one of its 1 + Retries tries holds. Rates
+// are whole requests per second.
 func Search(ctx context.Context, opts Options, measure Measure) (Result, error) {
 	opts.defaults()
 	var res Result
 	began := time.Now()
 	longest := opts.StepCost
 	run := func(rate float64) (bool, error) {
-		if time.Since(began)+longest > opts.Budget {
-			res.Cut = true
-			return false, nil
-		}
-		t0 := time.Now()
-		st, err := measure(ctx, rate)
-		st.Rate = rate
-		st.Took = time.Since(t0) - st.Waited
-		began = began.Add(st.Waited)
-		if err != nil {
-			return false, fmt.Errorf("maxrate: step at %g rps: %w", rate, err)
-		}
-		if len(res.Steps) == 0 {
-			longest = st.Took
-		}
-		longest = max(longest, st.Took)
-		st.Held = st.Fidelity >= opts.Threshold
-		res.Steps = append(res.Steps, st)
-		if opts.OnStep != nil {
-			opts.OnStep(st)
+		var st Step
+		for try := 0; try <= opts.Retries && !st.Held; try++ {
+			if time.Since(began)+longest > opts.Budget {
+				res.Cut = true
+				if try == 0 {
+					return false, nil
+				}
+				break // the tries so far decide
+			}
+			t0 := time.Now()
+			var err error
+			st, err = measure(ctx, rate)
+			st.Rate = rate
+			st.Took = time.Since(t0) - st.Waited
+			began = began.Add(st.Waited)
+			if err != nil {
+				return false, fmt.Errorf("maxrate: step at %g rps: %w", rate, err)
+			}
+			if len(res.Steps) == 0 {
+				longest = st.Took
+			}
+			longest = max(longest, st.Took)
+			st.Held = st.Fidelity >= opts.Threshold
+			res.Steps = append(res.Steps, st)
+			if opts.OnStep != nil {
+				opts.OnStep(st)
+			}
 		}
 		if st.Held && rate > res.Held {
 			res.Held, res.HeldStep = rate, st

@@ -219,3 +219,53 @@ func TestFidelityLateFirst(t *testing.T) {
 		t.Fatalf("first requests 205 ms late: %+v", st)
 	}
 }
+
+// flaky holds every rate up to capacity except on the tries listed (1-based, across the search),
+// which miss as if another job had taken the machine.
+type flaky struct {
+	capacity float64
+	spoil    map[int]bool
+	tries    int
+	rates    []float64
+}
+
+func (f *flaky) measure(_ context.Context, rate float64) (Step, error) {
+	f.tries++
+	f.rates = append(f.rates, rate)
+	if rate > f.capacity || f.spoil[f.tries] {
+		return Step{Fidelity: 0.5}, nil
+	}
+	return Step{Fidelity: 1}, nil
+}
+
+// TestSearchRetries: a miss caused by something else is measured again, and the rate is held;
+// without retries the same spoiled try would end the ladder there. A true miss is tried 1 +
+// Retries times and stays missed.
+func TestSearchRetries(t *testing.T) {
+	f := &flaky{capacity: 3000, spoil: map[int]bool{2: true}} // the first try at 1000 is spoiled
+	res, err := Search(context.Background(), Options{Start: 500, Retries: 1, Resolution: 0.05}, f.measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Held < 2850 || res.Held > 3000 || f.rates[1] != 1000 || f.rates[2] != 1000 {
+		t.Fatalf("with a retry: held %g, rates %v", res.Held, f.rates)
+	}
+	tries := 0
+	for _, r := range f.rates {
+		if r == 4000 {
+			tries++
+		}
+	}
+	if tries != 2 {
+		t.Fatalf("4000 (a true miss) tried %d times, want 2: %v", tries, f.rates)
+	}
+
+	f = &flaky{capacity: 3000, spoil: map[int]bool{2: true}}
+	res, err = Search(context.Background(), Options{Start: 500, Resolution: 0.05}, f.measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Held >= 1000 {
+		t.Fatalf("without retries a spoiled try at 1000 still held %g (rates %v)", res.Held, f.rates)
+	}
+}

@@ -102,7 +102,7 @@ func BenchmarkLoadMaxRate(b *testing.B) {
 
 	for range b.N {
 		opts := func(start float64) maxrate.Options {
-			return maxrate.Options{Start: start, Budget: budget, OnStep: func(s maxrate.Step) {
+			return maxrate.Options{Start: start, Budget: budget, Retries: 1, OnStep: func(s maxrate.Step) {
 				b.Logf("step %s", s)
 			}}
 		}
@@ -345,7 +345,7 @@ func perSecond(cpu, wall time.Duration) float64 {
 // generator's limit; a step that could not wait for quiet says so in its note.
 const (
 	quietBusy = 0.5
-	quietWait = 2 * time.Minute
+	quietWait = 45 * time.Second
 )
 
 // waitTarget waits until every replica of the target is a ready endpoint again: the good
