@@ -42,13 +42,17 @@ const (
 	loadMaxTimeout = time.Second
 	loadMaxSettle  = 2 * time.Second // idle after each step
 	loadMaxPath    = "/health/live"  // answered at once, no database
+	// loadMaxWorkers caps the host generators' concurrent requests: unbounded, an overloaded step
+	// (4000 rps here) opened connections faster than Docker's userland proxy in front of
+	// 127.0.0.1 could take, and the proxy of the target's port died, for every user of the cluster.
+	loadMaxWorkers = 512
 )
 
 // BenchmarkLoadMaxRate finds, on the running cluster (never created or recreated here), the
 // highest rate held at fidelity ≥ 0.99 (package maxrate) against the fixture target's /health/live
 // in a namespace of its own, by three generators in turn: the harness's host load through the
 // target's NodePort on 127.0.0.1 (the runner's vegetaLoad), bare vegeta (its library's Attacker with
-// its defaults but the same request timeout, results only counted) on the same URL, and N in-cluster
+// its defaults but the same request timeout and cap on workers, results only counted) on the same URL, and N in-cluster
 // agents through the target's ClusterIP (the runner's agentLoad; N is the number of schedulable
 // nodes, 2 on the 3-node cluster; PROBEGATE_BENCH_LOAD_AGENTS overrides it). It prints the rates, their
 // ratios, the harness's CPU per 1000 rps (this process's rusage over the host step held highest, per
@@ -102,7 +106,7 @@ func BenchmarkLoadMaxRate(b *testing.B) {
 
 	for range b.N {
 		opts := func(start float64) maxrate.Options {
-			return maxrate.Options{Start: start, Budget: budget, Retries: 1, OnStep: func(s maxrate.Step) {
+			return maxrate.Options{Start: start, Factor: 1.5, Max: 6000, Budget: budget, Retries: 1, OnStep: func(s maxrate.Step) {
 				b.Logf("step %s", s)
 			}}
 		}
@@ -403,7 +407,7 @@ func (lb *loadBench) hostStep(ctx context.Context, rate float64) (maxrate.Step, 
 	b0, t0 := hostBusy()
 	cpu0 := processCPU()
 	run, err := vegetaLoad{Logger: lb.log}.Start(ctx, loadSpec{
-		URL: lb.url, Rate: int(rate), Duration: loadMaxStep, KeepAlive: true, Timeout: loadMaxTimeout,
+		URL: lb.url, Rate: int(rate), Duration: loadMaxStep, KeepAlive: true, Timeout: loadMaxTimeout, MaxWorkers: loadMaxWorkers,
 	}, timeline.New(time.Now()))
 	if err != nil {
 		return maxrate.Step{}, err
@@ -427,7 +431,8 @@ func (lb *loadBench) hostStep(ctx context.Context, rate float64) (maxrate.Step, 
 	return st, nil
 }
 
-// bareStep runs vegeta's own Attacker, defaults but the request timeout, at rate on the same URL.
+// bareStep runs vegeta's own Attacker, defaults but the request timeout and the cap on workers, at
+// rate on the same URL.
 func (lb *loadBench) bareStep(ctx context.Context, rate float64) (maxrate.Step, error) {
 	w0 := time.Now()
 	if err := lb.waitTarget(ctx); err != nil {
@@ -438,7 +443,7 @@ func (lb *loadBench) bareStep(ctx context.Context, rate float64) (maxrate.Step, 
 	defer sleepCtx(ctx, loadMaxSettle)
 	b0, t0 := hostBusy()
 	cpu0 := processCPU()
-	atk := vegeta.NewAttacker(vegeta.Timeout(loadMaxTimeout))
+	atk := vegeta.NewAttacker(vegeta.Timeout(loadMaxTimeout), vegeta.MaxWorkers(loadMaxWorkers))
 	targets := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: lb.url})
 	recs := make([]maxrate.Record, 0, int(rate*loadMaxStep.Seconds()))
 	for res := range atk.Attack(targets, vegeta.ConstantPacer{Freq: int(rate), Per: time.Second}, loadMaxStep, "bare") {
