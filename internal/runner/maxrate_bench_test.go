@@ -92,6 +92,11 @@ func BenchmarkLoadMaxRate(b *testing.B) {
 			b.Fatalf("PROBEGATE_BENCH_LOAD_AGENTS=%q: want a number of agents", v)
 		}
 	}
+	if v := os.Getenv("PROBEGATE_BENCH_LOAD_QUIET"); v != "" {
+		if quietWait, err = time.ParseDuration(v); err != nil {
+			b.Fatalf("PROBEGATE_BENCH_LOAD_QUIET=%q: want a duration", v)
+		}
+	}
 	modes := map[string]bool{"host": true, "bare": true, "agents": true}
 	if v := os.Getenv("PROBEGATE_BENCH_LOAD_MODES"); v != "" {
 		modes = map[string]bool{}
@@ -345,12 +350,14 @@ func perSecond(cpu, wall time.Duration) float64 {
 }
 
 // quietBusy and quietWait gate each step: it begins once the machine was less than quietBusy busy
-// over a second (the idle cluster and target included), waiting at most quietWait. Another job on the machine (a build, a test) would otherwise be measured as the load
+// over a second (the idle cluster and target included), waiting at most quietWait
+// (PROBEGATE_BENCH_LOAD_QUIET overrides it). Another job on the machine (a build, a test) would otherwise be measured as the load
 // generator's limit; a step that could not wait for quiet says so in its note.
 const (
 	quietBusy = 0.5
-	quietWait = 45 * time.Second
 )
+
+var quietWait = 45 * time.Second
 
 // waitTarget waits until every replica of the target is a ready endpoint again: the good
 // target's readiness withdraws a saturated pod (and keeps it out for a while), so a step after an
