@@ -49,18 +49,20 @@ const (
 )
 
 // BenchmarkLoadMaxRate finds, on the running cluster (never created or recreated here), the
-// highest rate held at fidelity ≥ 0.99 (package maxrate) against the fixture target's /health/live
-// in a namespace of its own, by three generators in turn: the harness's host load through the
-// target's NodePort on 127.0.0.1 (the runner's vegetaLoad), bare vegeta (its library's Attacker with
-// its defaults but the same request timeout and cap on workers, results only counted) on the same URL, and N in-cluster
+// highest rate held at fidelity ≥ 0.99 (package maxrate: a ladder ×1.5 from 1000 rps, then
+// bisection, a missed rate tried twice) against the fixture target's /health/live in a namespace
+// of its own, by three generators in turn: the harness's host load through the target's NodePort on
+// 127.0.0.1 (the runner's vegetaLoad), bare vegeta (its library's Attacker with its defaults but the
+// same request timeout and cap on workers, results only counted) on the same URL, and N in-cluster
 // agents through the target's ClusterIP (the runner's agentLoad; N is the number of schedulable
-// nodes, 2 on the 3-node cluster; PROBEGATE_BENCH_LOAD_AGENTS overrides it). It prints the rates, their
-// ratios, the harness's CPU per 1000 rps (this process's rusage over the host step held highest, per
-// second of load) beside bare vegeta's, and what bounds in-cluster load at scale: bytes per
-// streamed record, each agent's CPU and memory (its pod's cgroup, read in its node's container)
-// and the API server's CPU (its static pod's cgroup) during the agents' highest step held.
-// PROBEGATE_BENCH_LOAD_BUDGET (default 150s) bounds each generator's search (waits for a quiet
-// machine and a ready target aside); PROBEGATE_BENCH_LOAD_MODES (host,bare,agents) picks generators.
+// nodes, 2 on the 3-node cluster; PROBEGATE_BENCH_LOAD_AGENTS overrides it). It prints the rates,
+// their ratios, the harness's CPU per 1000 rps (this process's rusage over the host step held
+// highest, per second of load) beside bare vegeta's, and what bounds in-cluster load at scale:
+// bytes per streamed record, each agent's CPU and memory (its pod's cgroup, read in its node's
+// container), the API server's CPU (its static pod's cgroup) and the harness's during the agents'
+// highest step held. PROBEGATE_BENCH_LOAD_BUDGET (default 150s) bounds each generator's search
+// (waits for a quiet machine and a ready target aside); PROBEGATE_BENCH_LOAD_MODES
+// (host,bare,agents) picks generators. docs/scale.md reads the results.
 func BenchmarkLoadMaxRate(b *testing.B) {
 	if os.Getenv(loadMaxEnv) != "1" {
 		b.Skipf("set %s=1 (hack/bench.sh does, where the cluster is up)", loadMaxEnv)
