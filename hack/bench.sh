@@ -8,6 +8,12 @@
 # ready; the single-node cluster is created again after it.
 # BENCH_SKIP_CLUSTER=1 skips the cluster timing (both), BENCH_SKIP_MULTINODE=1 the 3-node part;
 # BENCH_FILTER narrows the Go benchmarks (regexp).
+# The load ceilings (load-max-rate-host, load-max-rate-agents, vegeta-bare-max-rate, their ratios,
+# harness-cpu-per-1000rps and the agents' costs) come from BenchmarkLoadMaxRate in internal/runner: a
+# search of a few minutes per generator, run while the 3-node cluster is up (its agents go one per
+# worker node); with the 3-node part skipped it runs on whatever cluster is up before the Go
+# benchmarks, and never creates one. BENCH_SKIP_LOAD=1 skips it. Only it, on the running cluster:
+#   BENCH_SKIP_CLUSTER=1 BENCH_SKIP_MULTINODE=1 BENCH_FILTER='^$' hack/bench.sh
 # The lint figures (lint-precision, lint-recall, lint-seconds-per-mb) come from BenchmarkLintCorpus in
 # internal/lint: it fetches the real-world corpus (internal/lint/testdata/real/corpus.txt) through the
 # Go module cache and scores it against labels.txt; modules that cannot be downloaded are left out.
@@ -21,6 +27,14 @@ now() { date +%s.%N; }
 since() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+
+# load_max_rate runs BenchmarkLoadMaxRate on the cluster that is up (its namespace is deleted at its
+# end); its output joins bench.log, so a failure fails the bench.
+load_max_rate() {
+  [ "${BENCH_SKIP_LOAD:-}" = 1 ] && return 0
+  PROBEGATE_BENCH_LOAD_MAX=1 go test -run '^$' -bench '^BenchmarkLoadMaxRate$' -benchtime 1x -timeout 30m ./internal/runner 2>&1 |
+    tee -a "$out/bench.log" | grep -E '^(FIGURE|FAIL|---|ok|panic)' || true
+}
 
 go build -o "$out/probegate" ./cmd/probegate
 image=$(hack/node-image.sh 2>/dev/null)
@@ -59,10 +73,15 @@ if [ "${BENCH_SKIP_CLUSTER:-}" != 1 ] && [ "${BENCH_SKIP_MULTINODE:-}" != 1 ]; t
       case "$name" in *-control-plane) goal="<=768" ;; *) goal="<=256" ;; esac
       figure "cluster-3node-mem-${name#probegate-}" "$mib" MiB "$goal"
     done
+  load_max_rate
   pg delete
   "$out/probegate" cluster create >/dev/null 2>&1
 fi
 
-go test -run '^$' -bench "${BENCH_FILTER:-.}" -benchtime 1x -timeout 30m ./... 2>&1 | tee "$out/bench.log" | grep -E '^(FIGURE|FAIL|---|ok|panic)' || true
+if [ "${BENCH_SKIP_CLUSTER:-}" = 1 ] || [ "${BENCH_SKIP_MULTINODE:-}" = 1 ]; then
+  load_max_rate
+fi
+
+go test -run '^$' -bench "${BENCH_FILTER:-.}" -benchtime 1x -timeout 30m ./... 2>&1 | tee -a "$out/bench.log" | grep -E '^(FIGURE|FAIL|---|ok|panic)' || true
 grep -q '^FAIL' "$out/bench.log" && { echo "a benchmark failed (see above)"; exit 1; }
 exit 0

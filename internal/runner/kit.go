@@ -63,6 +63,8 @@ type loadSpec struct {
 	// IgnorePodHeader and AllowHost: see loadgen.Config (conntrack attribution, attribution.go).
 	IgnorePodHeader bool
 	AllowHost       string
+	// MaxWorkers caps the host load's concurrent requests (0: unbounded; see loadgen.Config).
+	MaxWorkers uint64
 }
 
 // loadStarter starts constant-rate load recording every request on tl.

@@ -28,6 +28,7 @@ func (v vegetaLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timel
 		PodHeader:               spec.PodHeader,
 		IgnorePodHeader:         spec.IgnorePodHeader,
 		AllowHost:               spec.AllowHost,
+		MaxWorkers:              spec.MaxWorkers,
 		Timeline:                tl,
 		OnRequest: func(r timeline.Request) {
 			run.mu.Lock()
