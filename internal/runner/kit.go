@@ -86,9 +86,11 @@ type faultEnv struct {
 	Target   *deploy.Target
 	Timeline *timeline.Timeline
 	// Rand is the fault's own seeded stream (which pod, when).
-	Rand     *seed.Source
-	Load     loadRun
-	NodeExec func(ctx context.Context, node string, args ...string) ([]byte, error)
+	Rand *seed.Source
+	Load loadRun
+	// NodeProcs reaches the processes on the nodes (the kind node containers, or the node agents);
+	// nil when the scenario has neither.
+	NodeProcs faults.NodeProcs
 }
 
 // faultBuilder builds the fault instance of a scenario's fault. It returns skip != "" (and no

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/probegate/probegate/internal/deploy"
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/scenario"
@@ -48,6 +49,7 @@ type scenarioRun struct {
 	attr      *connAttribution
 	routes    *routeWatch
 	sched     *schedule
+	nodeProcs faults.NodeProcs // the nodes' processes, for faults that act on them (nodeaccess.go)
 	reqs      []timeline.Request
 	loadStart time.Duration // timeline offsets of the load's (and the schedule's) start and end
 	loadEnd   time.Duration
@@ -222,13 +224,16 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 	if r.kit.faults != nil {
 		build = r.kit.faults
 	}
+	if s.nodeProcs == nil && r.kit.nodeExecOn != nil {
+		s.nodeProcs = faults.ExecProcs(r.kit.nodeExecOn)
+	}
 	root := seed.New(uint64(s.seed))
 	var planned []*plannedFault
 	for i, f := range sc.Faults {
 		env := faultEnv{
 			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,
-			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
-			NodeExec: r.kit.nodeExecOn,
+			Rand:      root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
+			NodeProcs: s.nodeProcs,
 		}
 		inj, skip, err := build.Build(f, env)
 		if err != nil {
