@@ -73,8 +73,8 @@ func podCgroup(id string) string {
 	return "/../../kubelet-kubepods-besteffort-pod1234.slice/cri-containerd-" + id + ".scope"
 }
 
-// node is a node's processes: a shim per container, container A's init with children (one with a
-// lower pid than the init: pids wrap) and an exec session, container B, kubelet and a pod process
+// node is a node's processes: a shim per container, container A's init with children (one forked
+// within the init's first clock tick, with a lower pid than the init: pids wrap) and an exec session, container B, kubelet and a pod process
 // that happens to be called kubelet too.
 func node(t *testing.T) string {
 	return procTree(t,
@@ -82,10 +82,10 @@ func node(t *testing.T) string {
 		fakeProc{pid: 40, ppid: 1, start: 50, comm: "kubelet", cgroup: "/system.slice/kubelet.service"},
 		fakeProc{pid: 50, ppid: 1, start: 100, comm: "containerd-shim", cgroup: "/system.slice/containerd.service"},
 		fakeProc{pid: 51, ppid: 1, start: 110, comm: "containerd-shim", cgroup: "/system.slice/containerd.service"},
-		fakeProc{pid: 90, ppid: 100, start: 300, comm: "worker", cgroup: podCgroup(idA)},
+		fakeProc{pid: 90, ppid: 100, start: 200, comm: "worker", cgroup: podCgroup(idA)},
 		fakeProc{pid: 100, ppid: 50, start: 200, comm: "target", cgroup: podCgroup(idA)},
 		fakeProc{pid: 101, ppid: 100, start: 210, comm: "worker (x) y", cgroup: podCgroup(idA)},
-		fakeProc{pid: 300, ppid: 50, start: 900, comm: "sh", cgroup: podCgroup(idA)}, // kubectl exec
+		fakeProc{pid: 95, ppid: 50, start: 900, comm: "sh", cgroup: podCgroup(idA)}, // kubectl exec, pid wrapped
 		fakeProc{pid: 200, ppid: 51, start: 220, comm: "kubelet", cgroup: podCgroup(idB)},
 	)
 }
@@ -93,7 +93,7 @@ func node(t *testing.T) string {
 func TestContainerInitIsTheProcessWhoseParentIsOutside(t *testing.T) {
 	p := Procs{Root: node(t)}
 	if pid, err := p.ContainerInit(idA); err != nil || pid != 100 {
-		t.Errorf("ContainerInit(A) = %d, %v; want 100 (not its children 90, 101, nor the later exec 300)", pid, err)
+		t.Errorf("ContainerInit(A) = %d, %v; want 100 (not its children 90, 101, nor the later exec 95)", pid, err)
 	}
 	if pid, err := p.ContainerInit(idB); err != nil || pid != 200 {
 		t.Errorf("ContainerInit(B) = %d, %v; want 200", pid, err)
