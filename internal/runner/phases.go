@@ -49,7 +49,7 @@ type scenarioRun struct {
 	attr      *connAttribution
 	routes    *routeWatch
 	sched     *schedule
-	nodeProcs faults.NodeProcs // the nodes' processes, for faults that act on them (nodeaccess.go)
+	nodeProcs faults.NodeProcs // the nodes' processes, for faults that act on them (nodeAccess)
 	reqs      []timeline.Request
 	loadStart time.Duration // timeline offsets of the load's (and the schedule's) start and end
 	loadEnd   time.Duration
