@@ -18,10 +18,10 @@ var GoMod []byte
 //go:embed go.sum
 var GoSum []byte
 
-// Fixture holds the bundled target's source (fixtures/target), the in-cluster load agent's source
-// (cmd/probegate-agent and the packages it builds from) and the Dockerfiles of the images the
+// Fixture holds the bundled target's source (fixtures/target), the in-cluster agent's source
+// (cmd/probegate-agent, load and node modes, and the packages it builds from) and the Dockerfiles of the images the
 // cluster runs (fixtures/images), at their repository paths: hack/images.sh builds them from the
 // recipe an installed binary writes, as from a checkout.
 //
-//go:embed fixtures/target fixtures/images cmd/probegate-agent loadgen internal/timeline
+//go:embed fixtures/target fixtures/images cmd/probegate-agent loadgen internal/timeline internal/nodeagent
 var Fixture embed.FS

@@ -3,7 +3,8 @@
 #   probegate/target     FROM scratch, the static fixtures/target binary
 #   probegate/toxiproxy  FROM scratch, toxiproxy's cmd/server at $TOXIPROXY_VERSION (a throwaway module)
 #   probegate/postgres   Debian's postgresql-15 on an imported debootstrap rootfs
-#   probegate/agent      FROM scratch, the static in-cluster load agent (cmd/probegate-agent)
+#   probegate/agent      FROM scratch, the static in-cluster agent (cmd/probegate-agent: load agent, and node
+#                        agent with -node)
 # Each image is tagged :<content hash> and :dev (the tag the manifests in fixtures/manifests use).
 # A build whose hash tag already exists is skipped. Usage: hack/images.sh [target|toxiproxy|postgres]...
 source "$(dirname "$0")/lib/common.sh"
@@ -62,14 +63,14 @@ build_target() {
 
 build_agent() {
   local files hash ctx
-  mapfile -t files < <(find "$REPO_ROOT/cmd/probegate-agent" "$REPO_ROOT/loadgen" "$REPO_ROOT/internal/timeline" \
+  mapfile -t files < <(find "$REPO_ROOT/cmd/probegate-agent" "$REPO_ROOT/loadgen" "$REPO_ROOT/internal/timeline" "$REPO_ROOT/internal/nodeagent" \
     -name '*.go' ! -name '*_test.go' -type f)
   hash=$(hash_files "${files[@]}" "$REPO_ROOT/go.mod" "$REPO_ROOT/go.sum" "$IMAGES_DIR/agent/Dockerfile")
   skip_if_current agent "$hash" && return
   ctx="$PROBEGATE_CACHE/images/agent"
   rm -rf "$ctx" && mkdir -p "$ctx"
   (cd "$REPO_ROOT" && go build -trimpath -ldflags "-s -w" -o "$ctx/probegate-agent" ./cmd/probegate-agent) \
-    || die "go build of the load agent failed"
+    || die "go build of the agent failed"
   cp "$IMAGES_DIR/agent/Dockerfile" "$ctx/"
   tag_build agent "$hash" "$ctx"
 }

@@ -59,7 +59,7 @@ func (f *runFlags) register(cmd *cobra.Command, use runFlagsUse) {
 	fs.BoolVar(&f.keep, "keep", false, use.prefix+"keep each scenario's namespace after the run")
 	fs.StringVar(&f.load, "load", "host", use.prefix+"where the load runs: host (this process, through the NodePort kind publishes on 127.0.0.1) or in-cluster (agent pods reaching the target's ClusterIP, driven through the API server)")
 	fs.IntVar(&f.loadAgents, "load-agents", 0, use.prefix+"with --load in-cluster: how many agent pods split the rate (default 2)")
-	fs.StringVar(&f.agentImage, "agent-image", "", use.prefix+"with --load in-cluster: the agents' image (default "+agent.DefaultImage+", built and loaded into kind; on another cluster, push it where the nodes can pull it)")
+	fs.StringVar(&f.agentImage, "agent-image", "", use.prefix+"the image of the load agents (--load in-cluster) and of the node agent (--kubeconfig, for freeze) (default "+agent.DefaultImage+", built and loaded into kind; on another cluster, push it where the nodes can pull it)")
 }
 
 // request is the runner request the flags say: target, image swaps, cluster, parallelism, keep.
@@ -81,8 +81,11 @@ func (f *runFlags) request() (runner.Request, error) {
 func (f *runFlags) agents() (int, error) {
 	switch f.load {
 	case "", "host":
-		if f.loadAgents != 0 || f.agentImage != "" {
-			return 0, fmt.Errorf("--load-agents and --agent-image need --load in-cluster")
+		if f.loadAgents != 0 {
+			return 0, fmt.Errorf("--load-agents needs --load in-cluster")
+		}
+		if f.agentImage != "" && f.kubeconfig == "" {
+			return 0, fmt.Errorf("--agent-image needs --load in-cluster or --kubeconfig (the node agent's image)")
 		}
 		return 0, nil
 	case "in-cluster":

@@ -50,7 +50,7 @@ type Env struct {
 	StallPath         string // POSTed to on AdminPort with ?d=DURATION; DefaultStallPath when empty
 	Timeline          *timeline.Timeline
 	Rand              *seed.Source
-	NodeExec          NodeExec // nil: freeze is skipped
+	NodeProcs         NodeProcs // the nodes' processes; nil: freeze is skipped
 	// PauseNode freezes (pause) or resumes a whole node, as (*cluster.Cluster).PauseNode does; nil
 	// when the cluster's nodes are not containers on this machine (node-loss is then skipped).
 	PauseNode func(ctx context.Context, node string, pause bool) error
@@ -87,11 +87,12 @@ var (
 			}
 			return ""
 		}}
-	// NeedsNodeExec is a command line in the cluster's node container (a local kind cluster).
-	NeedsNodeExec = Capability{Name: "node-exec", Doc: "access to the node's container runtime (a local kind cluster)",
+	// NeedsNodeAccess is access to the processes on the pod's node: its kind node container, or
+	// probegate's node agent (a privileged DaemonSet the runner starts on any other cluster).
+	NeedsNodeAccess = Capability{Name: "node-access", Doc: "the processes on the pod's node, through the kind node container or probegate's node agent, a privileged DaemonSet on any other cluster",
 		missing: func(env Env, _ map[string]string) string {
-			if env.NodeExec == nil {
-				return "no access to the node's container runtime (not a local kind cluster)"
+			if env.NodeProcs == nil {
+				return "no access to the pod's node: neither a local kind node container nor probegate's node agent"
 			}
 			return ""
 		}}

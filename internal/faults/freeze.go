@@ -1,16 +1,17 @@
 package faults
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/probegate/probegate/internal/timeline"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/probegate/probegate/internal/nodeagent"
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 // TypeFreeze stops a container's process.
@@ -24,7 +25,7 @@ func init() {
 			podParam,
 			{Name: "container", Kind: KindString, Doc: "container to freeze (default the first)"},
 		},
-		Needs:    []Capability{NeedsNodeExec},
+		Needs:    []Capability{NeedsNodeAccess},
 		Proof:    "the process state in /proc/<pid>/status (T: stopped)",
 		Explains: []timeline.RestartCause{timeline.CauseLiveness},
 		Build: func(a Args) (Fault, error) {
@@ -32,32 +33,33 @@ func init() {
 			if v, ok := a.Param("container"); ok {
 				ctr = v
 			}
-			return NewFreeze(a.Rec, a.Pods, ctr, a.Env.NodeExec), nil
+			return NewFreeze(a.Rec, a.Pods, ctr, a.Env.NodeProcs), nil
 		},
 	})
 }
 
 // Freeze stops a container's process without its cooperation: SIGSTOP to its PID on the pod's node
-// (found with `ctr -n k8s.io task ls` by the container's ID), SIGCONT on revert. The process keeps its
-// sockets but answers nothing, like a hung runtime; probes time out. Proof of effect: the process
-// state in /proc/<pid>/status ("T (stopped)").
+// (found by the container's ID, through the kind node container or probegate's node agent: Procs),
+// SIGCONT on revert. The process keeps its sockets but answers nothing, like a hung runtime; probes
+// time out. Proof of effect: the process state in /proc/<pid>/status ("T (stopped)").
 type Freeze struct {
 	Recorder
 	state
 	Choice    PodChoice
 	Container string // the container to freeze; the pod's first when empty
-	Exec      NodeExec
+	Procs     NodeProcs
 
-	pod, node, container, id, pid string
+	pod, node, container, id string
+	pid                      int
 }
 
 // signalTimeout bounds sending SIGSTOP or SIGCONT through the node.
 const signalTimeout = 10 * time.Second
 
 // NewFreeze returns the freeze fault.
-func NewFreeze(rec Recorder, choice PodChoice, container string, exec NodeExec) *Freeze {
+func NewFreeze(rec Recorder, choice PodChoice, container string, procs NodeProcs) *Freeze {
 	rec.Type = TypeFreeze
-	return &Freeze{Recorder: rec, Choice: choice, Container: container, Exec: exec}
+	return &Freeze{Recorder: rec, Choice: choice, Container: container, Procs: procs}
 }
 
 // Type implements Fault.
@@ -87,32 +89,28 @@ func (f *Freeze) Inject(ctx context.Context) error {
 		f.end(false)
 		return fmt.Errorf("freeze: pod %s is not on a node", pod.Name)
 	}
-	out, err := f.Exec(ctx, node, "ctr", "-n", "k8s.io", "task", "ls")
+	pid, err := f.Procs.ContainerPID(ctx, node, id)
 	if err != nil {
 		f.end(false)
-		return fmt.Errorf("freeze: list containerd tasks on node %s: %w: %s", node, err, out)
-	}
-	pid, err := taskPID(out, id)
-	if err != nil {
-		f.end(false)
-		return fmt.Errorf("freeze pod %s container %s: %w", pod.Name, name, err)
+		return fmt.Errorf("freeze pod %s container %s: find its process on node %s: %w", pod.Name, name, node, err)
 	}
 	// The STOP gets its own bounded context: an interrupt must not cut it between the node's kill
 	// and the record of it here, or the revert would not know there is a process to resume.
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
-	out, err = f.Exec(stopCtx, node, "kill", "-STOP", pid)
+	err = f.Procs.Signal(stopCtx, node, pid, "STOP")
 	cancel()
 	if err != nil {
 		// The STOP may have landed all the same: resume the process (harmless if it runs).
 		contCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
-		f.Exec(contCtx, node, "kill", "-CONT", pid)
+		_ = f.Procs.Signal(contCtx, node, pid, "CONT")
 		cancel()
 		f.end(false)
-		return fmt.Errorf("freeze pod %s: kill -STOP %s on node %s: %w: %s", pod.Name, pid, node, err, out)
+		return fmt.Errorf("freeze pod %s: SIGSTOP to pid %d on node %s: %w", pod.Name, pid, node, err)
 	}
 	f.pod, f.node, f.container, f.id, f.pid = pod.Name, node, name, id, pid
-	f.record(timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("SIGSTOP to container %s (pid %s on node %s)", name, pid, node),
-		map[string]string{"pid": pid, "container": name, "node": node})
+	via := f.Procs.Via(node)
+	f.record(timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("SIGSTOP to container %s (pid %d on node %s, through %s)", name, pid, node, via),
+		map[string]string{"pid": strconv.Itoa(pid), "container": name, "node": node, "via": via})
 	f.end(true)
 	f.observe(ctx, true)
 	return nil
@@ -125,47 +123,48 @@ func (f *Freeze) Revert(ctx context.Context) error {
 		f.end(false)
 		return nil
 	}
-	params := map[string]string{"pid": f.pid, "container": f.container}
-	if out, err := f.Exec(ctx, f.node, "kill", "-CONT", f.pid); err != nil {
+	pid := strconv.Itoa(f.pid)
+	params := map[string]string{"pid": pid, "container": f.container, "via": f.Procs.Via(f.node)}
+	if err := f.Procs.Signal(ctx, f.node, f.pid, "CONT"); err != nil {
 		gone, lerr := f.processGone(ctx)
 		if lerr != nil || !gone {
 			f.end(true)
-			return fmt.Errorf("freeze pod %s: kill -CONT %s on node %s: %w: %s", f.pod, f.pid, f.node, errors.Join(err, lerr), out)
+			return fmt.Errorf("freeze pod %s: SIGCONT to pid %d on node %s: %w", f.pod, f.pid, f.node, errors.Join(err, lerr))
 		}
-		f.record(timeline.FaultRevert, f.pod, f.pod, fmt.Sprintf("pid %s is gone (the container was restarted or deleted): nothing to resume", f.pid), params)
+		f.record(timeline.FaultRevert, f.pod, f.pod, fmt.Sprintf("pid %s is gone (the container was restarted or deleted): nothing to resume", pid), params)
 		f.end(false)
 		return nil
 	}
-	f.record(timeline.FaultRevert, f.pod, f.pod, fmt.Sprintf("SIGCONT to container %s (pid %s)", f.container, f.pid), params)
+	f.record(timeline.FaultRevert, f.pod, f.pod, fmt.Sprintf("SIGCONT to container %s (pid %s)", f.container, pid), params)
 	f.end(false)
 	f.observe(ctx, false)
 	return nil
 }
 
 func (f *Freeze) observe(ctx context.Context, active bool) {
-	params := map[string]string{"pid": f.pid}
-	out, err := f.Exec(ctx, f.node, "cat", "/proc/"+f.pid+"/status")
+	params := map[string]string{"pid": strconv.Itoa(f.pid)}
+	st, err := f.Procs.State(ctx, f.node, f.pid)
 	if err != nil {
 		params["error"] = err.Error()
-		f.proof(f.pod, f.pod, phase(active), false, fmt.Sprintf("read /proc/%s/status: %v", f.pid, err), params)
+		f.proof(f.pod, f.pod, phase(active), false, fmt.Sprintf("read /proc/%d/status: %v", f.pid, err), params)
 		return
 	}
-	st := procState(out)
 	params["state"] = st
-	stopped := strings.HasPrefix(st, "T") || strings.HasPrefix(st, "t")
-	f.proof(f.pod, f.pod, phase(active), stopped == active, fmt.Sprintf("process %s state: %s", f.pid, st), params)
+	f.proof(f.pod, f.pod, phase(active), nodeagent.Stopped(st) == active, fmt.Sprintf("process %d state: %s", f.pid, st), params)
 }
 
-// processGone reports whether the frozen process is no longer the container's task: the containerd
-// task of the container is gone or runs another PID (kubelet killed and restarted it, or the pod was
-// deleted). It asks the runtime rather than reading kill's error message.
+// processGone reports whether the frozen process is no longer the container's main process: the
+// container runs no process or another PID (kubelet killed and restarted it, or the pod was
+// deleted). It asks the node rather than reading the signal's error.
 func (f *Freeze) processGone(ctx context.Context) (bool, error) {
-	out, err := f.Exec(ctx, f.node, "ctr", "-n", "k8s.io", "task", "ls")
-	if err != nil {
-		return false, fmt.Errorf("list containerd tasks on node %s: %w: %s", f.node, err, out)
+	pid, err := f.Procs.ContainerPID(ctx, f.node, f.id)
+	if gone(err) {
+		return true, nil
 	}
-	pid, err := taskPID(out, f.id)
-	return err != nil || pid != f.pid, nil
+	if err != nil {
+		return false, err
+	}
+	return pid != f.pid, nil
 }
 
 // containerID returns the name and runtime ID (without the "containerd://" scheme) of the named
@@ -188,30 +187,4 @@ func containerID(pod *corev1.Pod, name string) (string, string, error) {
 		return name, id, nil
 	}
 	return "", "", fmt.Errorf("pod %s has no container %q", pod.Name, name)
-}
-
-// taskPID finds id's PID in `ctr task ls` output (columns TASK, PID, STATUS).
-func taskPID(out []byte, id string) (string, error) {
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == id {
-			if fields[1] == "0" {
-				return "", fmt.Errorf("task %s has no process", id)
-			}
-			return fields[1], nil
-		}
-	}
-	return "", fmt.Errorf("no containerd task %s on the node", id)
-}
-
-// procState returns the State field of /proc/<pid>/status ("T (stopped)").
-func procState(status []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(status))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "State:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
 }

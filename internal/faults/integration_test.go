@@ -42,7 +42,7 @@ func fixture(t *testing.T, ctx context.Context) (*testcluster.Env, faults.Env, d
 		Client: env.Client, Config: env.Config, Namespace: ns, Deployment: ep.TargetDeployment, Container: "target",
 		Selector: ep.TargetSelector, ToxiproxyURL: ep.ToxiproxyURL, DBProxy: ep.ToxiproxyProxy,
 		AdminPort: int(ep.AdminPort), Timeline: timeline.New(time.Now()), Rand: seed.New(1).Fork(t.Name()),
-		NodeExec: env.Cluster.NodeExecOn,
+		NodeProcs: faults.ExecProcs(env.Cluster.NodeExecOn),
 	}, ep
 }
 

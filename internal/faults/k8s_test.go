@@ -545,7 +545,7 @@ func TestFreezeStopsAndResumesTheProcess(t *testing.T) {
 	tl := timeline.New(time.Now())
 	c := choice(cs, 0)
 	c.Pod = "target-b"
-	f := NewFreeze(Recorder{Timeline: tl, Name: "faults[0]"}, c, "", node.exec)
+	f := NewFreeze(Recorder{Timeline: tl, Name: "faults[0]"}, c, "", ExecProcs(node.exec))
 	if err := f.Inject(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -574,7 +574,7 @@ func TestFreezeRevertWhenProcessIsGone(t *testing.T) {
 	tl := timeline.New(time.Now())
 	c := choice(cs, 0)
 	c.Pod = "target-a"
-	f := NewFreeze(Recorder{Timeline: tl}, c, "target", node.exec)
+	f := NewFreeze(Recorder{Timeline: tl}, c, "target", ExecProcs(node.exec))
 	if err := f.Inject(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -595,7 +595,7 @@ func TestFreezeRevertFailsWhileTheProcessIsStillThere(t *testing.T) {
 	tl := timeline.New(time.Now())
 	c := choice(cs, 0)
 	c.Pod = "target-a"
-	f := NewFreeze(Recorder{Timeline: tl}, c, "target", node.exec)
+	f := NewFreeze(Recorder{Timeline: tl}, c, "target", ExecProcs(node.exec))
 	if err := f.Inject(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -621,7 +621,7 @@ func TestFreezeStateNotStoppedIsNotObserved(t *testing.T) {
 	tl := timeline.New(time.Now())
 	c := choice(cs, 0)
 	c.Pod = "target-a"
-	f := NewFreeze(Recorder{Timeline: tl}, c, "", exec)
+	f := NewFreeze(Recorder{Timeline: tl}, c, "", ExecProcs(exec))
 	if err := f.Inject(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -633,19 +633,16 @@ func TestFreezeStateNotStoppedIsNotObserved(t *testing.T) {
 	}
 }
 
-func TestTaskPIDAndProcState(t *testing.T) {
+func TestTaskPID(t *testing.T) {
 	out := []byte("TASK PID STATUS\nabc 0 CREATED\ndef 12 RUNNING\n")
-	if _, err := taskPID(out, "abc"); err == nil {
+	if _, err := taskPID(out, "abc"); !gone(err) {
 		t.Fatal("a task without a process was accepted")
 	}
-	if pid, err := taskPID(out, "def"); err != nil || pid != "12" {
-		t.Fatalf("taskPID = %q, %v", pid, err)
+	if pid, err := taskPID(out, "def"); err != nil || pid != 12 {
+		t.Fatalf("taskPID = %d, %v", pid, err)
 	}
-	if _, err := taskPID(out, "zzz"); err == nil {
-		t.Fatal("missing task accepted")
-	}
-	if st := procState([]byte("Name:\tx\nState:\tR (running)\n")); st != "R (running)" {
-		t.Fatalf("procState = %q", st)
+	if _, err := taskPID(out, "zzz"); !gone(err) {
+		t.Fatalf("missing task: %v, want it gone", err)
 	}
 }
 
@@ -657,7 +654,7 @@ func TestFreezeInterruptedDuringStopIsStillResumed(t *testing.T) {
 	tl := timeline.New(time.Now())
 	c := choice(cs, 0)
 	c.Pod = "target-a"
-	f := NewFreeze(Recorder{Timeline: tl}, c, "", node.exec)
+	f := NewFreeze(Recorder{Timeline: tl}, c, "", ExecProcs(node.exec))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	node.signalled = cancel

@@ -155,6 +155,21 @@ func Explains(typ string, cause timeline.RestartCause) bool {
 	return false
 }
 
+// Needs reports whether a fault of type typ needs capability c (false for an unknown type): the
+// runner asks it to provide what a scenario's faults need before building them (node agents).
+func Needs(typ string, c Capability) bool {
+	d, ok := Lookup(typ)
+	if !ok {
+		return false
+	}
+	for _, n := range d.Needs {
+		if n.Name == c.Name {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckParams returns an error naming the first unknown, malformed or missing parameter.
 func CheckParams(typ string, params map[string]string) error {
 	d, ok := Lookup(typ)

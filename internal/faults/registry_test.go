@@ -69,7 +69,7 @@ func TestBuildSkipsWhatTheTargetCannotTake(t *testing.T) {
 	env.ToxiproxyAPIPort, env.Config = 0, nil
 	env.ToxiproxyURL, env.AdminPort, env.Deployment = "http://127.0.0.1:18474", 9090, "target"
 	env.Config = &rest.Config{Host: "https://127.0.0.1:6443"}
-	env.NodeExec = func(context.Context, string, ...string) ([]byte, error) { return nil, errors.New("unused") }
+	env.NodeProcs = ExecProcs(func(context.Context, string, ...string) ([]byte, error) { return nil, errors.New("unused") })
 	env.PauseNode = func(context.Context, string, bool) error { return errors.New("unused") }
 	env.SchedulableNodes = 2
 	specs := map[string]Spec{
@@ -162,7 +162,7 @@ func TestAddingAFaultIsOneRegistration(t *testing.T) {
 		Type:     typ,
 		Doc:      "shakes the node",
 		Params:   []Param{{Name: "magnitude", Kind: KindNumber, Required: true, Doc: "Richter"}, podParam},
-		Needs:    []Capability{NeedsNodeExec},
+		Needs:    []Capability{NeedsNodeAccess},
 		Proof:    "the seismograph",
 		Explains: []timeline.RestartCause{timeline.CauseAppExit},
 		Build: func(a Args) (Fault, error) {
@@ -182,12 +182,15 @@ func TestAddingAFaultIsOneRegistration(t *testing.T) {
 		t.Errorf("unknown param: %v", err)
 	}
 	spec := Spec{Type: typ, Params: map[string]string{"magnitude": "7"}}
-	if f, skip, err := Build(spec, Env{}); f != nil || err != nil || skip != "no access to the node's container runtime (not a local kind cluster)" {
+	if f, skip, err := Build(spec, Env{}); f != nil || err != nil || skip != "no access to the pod's node: neither a local kind node container nor probegate's node agent" {
 		t.Errorf("without node access: fault %v, skip %q, err %v", f, skip, err)
 	}
-	env := Env{NodeExec: func(context.Context, string, ...string) ([]byte, error) { return nil, nil }}
+	env := Env{NodeProcs: AgentProcs{}}
 	if f, skip, err := Build(spec, env); f == nil || err != nil || skip != "" {
 		t.Errorf("with node access: fault %v, skip %q, err %v", f, skip, err)
+	}
+	if !Needs(typ, NeedsNodeAccess) || Needs(typ, NeedsToxiproxy) || Needs("nope", NeedsNodeAccess) || !Needs(TypeFreeze, NeedsNodeAccess) {
+		t.Error("Needs does not follow the registered capabilities")
 	}
 	if !Explains(typ, timeline.CauseAppExit) {
 		t.Error("the registered restart cause is not explained")

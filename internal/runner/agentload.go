@@ -3,11 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,7 +61,7 @@ func (a agentLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timeli
 	ts := make([]agent.Transport, len(pods))
 	sources := make([]string, len(pods))
 	for i, p := range pods {
-		ts[i] = podProxy{client: a.client, ns: spec.Namespace, pod: p}
+		ts[i] = podProxy{client: a.client, ns: spec.Namespace, pod: p, port: agent.Port}
 		sources[i] = p
 		if got, err := a.client.CoreV1().Pods(spec.Namespace).Get(ctx, p, metav1.GetOptions{}); err == nil && got.Spec.NodeName != "" {
 			sources[i] = p + "@" + got.Spec.NodeName
@@ -238,37 +236,3 @@ func (r *agentRun) Wait() ([]timeline.Request, error) {
 }
 
 func (r *agentRun) removeAgents() { deletePods(r.client, r.ns, r.pods, r.log) }
-
-// podProxy reaches an agent through the API server's proxy to its pod.
-type podProxy struct {
-	client  kubernetes.Interface
-	ns, pod string
-}
-
-func (p podProxy) Name() string { return p.pod }
-
-// Do implements agent.Transport.
-func (p podProxy) Do(ctx context.Context, method, path string, body []byte) (io.ReadCloser, error) {
-	suffix, query, _ := strings.Cut(path, "?")
-	req := p.client.CoreV1().RESTClient().Verb(method).Namespace(p.ns).Resource("pods").
-		Name(fmt.Sprintf("%s:%d", p.pod, agent.Port)).SubResource("proxy").Suffix(suffix)
-	if query != "" {
-		q, err := url.ParseQuery(query)
-		if err != nil {
-			return nil, fmt.Errorf("agent %s: %s: %w", p.pod, path, err)
-		}
-		for k, vs := range q {
-			for _, v := range vs {
-				req = req.Param(k, v)
-			}
-		}
-	}
-	if body != nil {
-		req = req.Body(body).SetHeader("Content-Type", "application/json")
-	}
-	rc, err := req.Stream(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %s %s: %w", p.pod, method, path, err)
-	}
-	return rc, nil
-}

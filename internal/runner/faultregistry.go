@@ -20,11 +20,8 @@ func (faultRegistry) Build(f scenario.Fault, env faultEnv) (faults.Fault, string
 		ToxiproxyURL: t.ToxiproxyURL, ToxiproxyAPIPort: t.ToxiproxyAPIPort,
 		DBProxy: t.DBProxy, Proxies: proxies(t.Proxies), ToxiproxySelector: t.ToxiproxySelector,
 		AdminPort: t.AdminPort, StallPath: t.StallPath,
-		Timeline: env.Timeline, Rand: env.Rand,
+		Timeline: env.Timeline, Rand: env.Rand, NodeProcs: env.NodeProcs,
 		PauseNode: env.PauseNode, SchedulableNodes: env.SchedulableNodes,
-	}
-	if env.NodeExec != nil {
-		fenv.NodeExec = faults.NodeExec(env.NodeExec)
 	}
 	if env.Load != nil {
 		fenv.Load = env.Load

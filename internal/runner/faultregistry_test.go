@@ -27,7 +27,7 @@ func TestFaultRegistrySkipsWithoutCooperation(t *testing.T) {
 		"stall":      "no admin endpoint",
 		"db-latency": "no toxiproxy",
 		"db-down":    "no toxiproxy",
-		"freeze":     "node's container runtime",
+		"freeze":     "no access to the pod's node",
 	} {
 		inj, skip, err := faultRegistry{}.Build(scenario.Fault{Type: typ, Duration: time.Second}, env)
 		if err != nil || inj != nil || !strings.Contains(skip, want) {

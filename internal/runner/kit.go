@@ -90,9 +90,11 @@ type faultEnv struct {
 	Target   *deploy.Target
 	Timeline *timeline.Timeline
 	// Rand is the fault's own seeded stream (which pod, when).
-	Rand     *seed.Source
-	Load     loadRun
-	NodeExec func(ctx context.Context, node string, args ...string) ([]byte, error)
+	Rand *seed.Source
+	Load loadRun
+	// NodeProcs reaches the processes on the nodes (the kind node containers, or the node agents);
+	// nil when the scenario has neither.
+	NodeProcs faults.NodeProcs
 	// PauseNode freezes or resumes a node; nil when the nodes are not local containers.
 	PauseNode func(ctx context.Context, node string, pause bool) error
 	// SchedulableNodes is how many nodes take pods (see cluster.SchedulableNodes).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,11 +17,12 @@ func namespaceName(scenarioName string, seed int64, now time.Time) string {
 	return fmt.Sprintf("pg-%s-%06x", scenarioName, (uint64(now.UnixNano())^uint64(seed))&0xffffff)
 }
 
-func (r *Runner) createNamespace(ctx context.Context, ns, scenarioName string) error {
+// createNamespace creates ns with the runner's labels and extra.
+func (r *Runner) createNamespace(ctx context.Context, ns, scenarioName string, extra map[string]string) error {
+	labels := map[string]string{labelManaged: "true", labelScenario: scenarioName}
+	maps.Copy(labels, extra)
 	_, err := r.Conn.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
-			labelManaged: "true", labelScenario: scenarioName,
-		}},
+		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create namespace %s: %w", ns, err)

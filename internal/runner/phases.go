@@ -14,6 +14,7 @@ import (
 
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/deploy"
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/scenario"
@@ -49,6 +50,7 @@ type scenarioRun struct {
 	attr      *connAttribution
 	routes    *routeWatch
 	sched     *schedule
+	nodeProcs faults.NodeProcs // the nodes' processes, for faults that act on them (nodeAccess)
 	reqs      []timeline.Request
 	loadStart time.Duration // timeline offsets of the load's (and the schedule's) start and end
 	loadEnd   time.Duration
@@ -139,10 +141,15 @@ func (s *scenarioRun) notRun(why string) {
 	s.phase = "done"
 }
 
-// createNamespace creates the scenario's own namespace, deleted when Run returns unless kept.
+// createNamespace creates the scenario's own namespace, deleted when Run returns unless kept. A
+// scenario that will run the node agent gets a namespace whose Pod Security admits it.
 func (s *scenarioRun) createNamespace(ctx context.Context) error {
 	ns := namespaceName(s.sc.Name, s.seed, time.Now())
-	if err := s.r.createNamespace(ctx, ns, s.sc.Name); err != nil {
+	var labels map[string]string
+	if needsNodeAccess(s.sc) && s.r.kit.nodeExecOn == nil {
+		labels = map[string]string{podSecurityEnforce: "privileged"}
+	}
+	if err := s.r.createNamespace(ctx, ns, s.sc.Name, labels); err != nil {
 		return err
 	}
 	if !s.r.Opts.Keep {
@@ -215,6 +222,44 @@ func (s *scenarioRun) observe(ctx context.Context) error {
 	return nil
 }
 
+// nodeAccess gives the faults that act on a pod's node (freeze) a way to its processes: the kind
+// node containers on the local cluster, else probegate's node agent, a DaemonSet started here in
+// the scenario's namespace, ready on every node before the first fault, and removed when Run
+// returns (after the faults' revert, which may need it).
+func (s *scenarioRun) nodeAccess(ctx context.Context) error {
+	r := s.r
+	switch {
+	case !needsNodeAccess(s.sc):
+		return nil
+	case r.kit.nodeExecOn != nil:
+		s.nodeProcs = faults.ExecProcs(r.kit.nodeExecOn)
+		return nil
+	}
+	s.phase = "node-agent"
+	s.mark("node-agent", fmt.Sprintf("starting DaemonSet %s (%s) on every node", nodeAgentName, r.nodeAgentImage()))
+	log := s.log
+	agents := nodeAgents{
+		client: r.Conn.Client, ns: s.rep.Namespace, image: r.nodeAgentImage(), log: log,
+		timeout: nodeAgentReadyTimeout, poll: 500 * time.Millisecond,
+		progress: func(ready, want int) {
+			s.status.set(fmt.Sprintf("node-agent %d/%d ready", ready, want))
+			log.Info("waiting for the node agent", "ready", ready, "nodes", want)
+		},
+	}
+	s.onEnd(func() {
+		cctx, cancel := interrupt.Teardown(ctx, 30*time.Second)
+		defer cancel()
+		agents.remove(cctx)
+	})
+	procs, err := agents.start(ctx)
+	if err != nil {
+		return err
+	}
+	s.nodeProcs = procs
+	s.mark("node-agent-ready", describeAgents(procs))
+	return nil
+}
+
 // planFaults builds every fault's instance (or its skip reason) with its own seeded stream. From
 // here the faults are reverted whatever happens: schedule end, error, Ctrl-C or panic.
 func (s *scenarioRun) planFaults(ctx context.Context) error {
@@ -232,8 +277,8 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 	for i, f := range sc.Faults {
 		env := faultEnv{
 			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,
-			Rand:     root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
-			NodeExec: r.kit.nodeExecOn, PauseNode: r.kit.pauseNode, SchedulableNodes: nodes,
+			Rand:      root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
+			NodeProcs: s.nodeProcs, PauseNode: r.kit.pauseNode, SchedulableNodes: nodes,
 		}
 		inj, skip, err := build.Build(f, env)
 		if err != nil {

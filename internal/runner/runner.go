@@ -23,6 +23,7 @@ import (
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/loadgen/agent"
 	"github.com/probegate/probegate/reports"
 )
 
@@ -52,7 +53,8 @@ type Options struct {
 	Parallel int
 	Slots    int
 	// LoadAgents, when above 0, drives the load from that many agent pods inside the cluster
-	// (image AgentImage, agent.DefaultImage when empty) instead of from this process.
+	// (image AgentImage, agent.DefaultImage when empty) instead of from this process. The node
+	// agent (a cluster without local node containers) runs AgentImage too.
 	LoadAgents int
 	AgentImage string
 	// Logger receives progress; slog.Default when nil.
@@ -150,6 +152,9 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 		return rep, err
 	}
 	if err := s.observe(ctx); err != nil {
+		return rep, err
+	}
+	if err := s.nodeAccess(ctx); err != nil {
 		return rep, err
 	}
 	if err := s.planFaults(ctx); err != nil {
@@ -313,6 +318,14 @@ func (r *Runner) livePod(ctx context.Context, t *deploy.Target) (*corev1.Pod, er
 		}
 	}
 	return nil, fmt.Errorf("no running target pod (%s) in %s", t.Selector, t.Namespace)
+}
+
+// nodeAgentImage is the node agent's image: the in-cluster agents' (Options.AgentImage).
+func (r *Runner) nodeAgentImage() string {
+	if r.Opts.AgentImage != "" {
+		return r.Opts.AgentImage
+	}
+	return agent.DefaultImage
 }
 
 func (r *Runner) logger() *slog.Logger {
