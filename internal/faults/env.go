@@ -54,6 +54,8 @@ type Env struct {
 	// PauseNode freezes (pause) or resumes a whole node, as (*cluster.Cluster).PauseNode does; nil
 	// when the cluster's nodes are not containers on this machine (node-loss is then skipped).
 	PauseNode func(ctx context.Context, node string, pause bool) error
+	// PauseHow says what PauseNode stops, for the timeline ("" reads as a kind node container).
+	PauseHow string
 	// SchedulableNodes is how many nodes take the target's pods (not cordoned, no NoSchedule or
 	// NoExecute taint); node faults need two.
 	SchedulableNodes int
@@ -105,11 +107,12 @@ var (
 			}
 			return ""
 		}}
-	// NeedsNodePause is a way to stop a whole node at once (a local kind cluster's node container).
-	NeedsNodePause = Capability{Name: "node-pause", Doc: "a node that can be frozen whole (a local kind cluster's node container)",
+	// NeedsNodePause is a way to stop a node: a local kind cluster's node container, or its kubelet
+	// through the node agent.
+	NeedsNodePause = Capability{Name: "node-pause", Doc: "a way to stop a node (a local kind node container, or its kubelet through the node agent)",
 		missing: func(env Env, _ map[string]string) string {
 			if env.PauseNode == nil {
-				return "no way to stop a whole node (its container is not on this machine: not a local kind cluster)"
+				return "no way to stop a node (not a local kind cluster, and no node agent)"
 			}
 			return ""
 		}}

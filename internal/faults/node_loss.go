@@ -21,8 +21,9 @@ const TypeNodeLoss = "node-loss"
 func init() {
 	Register(Definition{
 		Type: TypeNodeLoss,
-		Doc: "freezes a whole worker node running the target's pods (and none of its dependencies or load agents) — " +
-			"kubelet, kube-proxy and pods at once, as when a machine hangs or drops off the network; resumes it on revert",
+		Doc: "stops a worker node running the target's pods (and none of its dependencies or load agents): on kind its whole " +
+			"container is paused (kubelet, kube-proxy and pods at once, as when a machine hangs), elsewhere its kubelet is " +
+			"stopped through the node agent (the control plane loses the node, its pods keep running); resumes it on revert",
 		Params:   []Param{nodeParam},
 		Needs:    []Capability{NeedsNodes, NeedsNodePause},
 		Proof:    "the node's Lease stops being renewed after the freeze",
@@ -31,7 +32,11 @@ func init() {
 			env := a.Env
 			choice := NodeChoice{Client: env.Client, Namespace: env.Namespace, Selector: env.Selector, Rand: a.Pods.Rand, Alone: true}
 			choice.Node, _ = a.Param("node")
-			return NewNodeLoss(a.Rec, choice, env.PauseNode), nil
+			f := NewNodeLoss(a.Rec, choice, env.PauseNode)
+			if env.PauseHow != "" {
+				f.How = env.PauseHow
+			}
+			return f, nil
 		},
 	})
 }
@@ -46,14 +51,19 @@ type NodeLoss struct {
 	state
 	Choice NodeChoice
 	Pause  func(ctx context.Context, node string, pause bool) error
+	// How says what Pause stops, for the timeline.
+	How string
 
 	node string
 }
 
+// PauseWhole is NodeLoss.How for a kind node container frozen whole.
+const PauseWhole = "docker pause of its node container: kubelet, kube-proxy and the pods at once"
+
 // NewNodeLoss returns the node-loss fault.
 func NewNodeLoss(rec Recorder, choice NodeChoice, pause func(ctx context.Context, node string, pause bool) error) *NodeLoss {
 	rec.Type = TypeNodeLoss
-	return &NodeLoss{Recorder: rec, Choice: choice, Pause: pause}
+	return &NodeLoss{Recorder: rec, Choice: choice, Pause: pause, How: PauseWhole}
 }
 
 // Type implements Fault.
@@ -91,8 +101,8 @@ func (f *NodeLoss) Inject(ctx context.Context) error {
 	f.node = t.Node
 	params := health.Params()
 	params["node"], params["pods"], params["chosen"] = t.Node, strings.Join(t.Pods, ","), t.How
-	f.record(timeline.FaultInject, "node/"+t.Node, "", fmt.Sprintf("froze node %s (kubelet, kube-proxy and the target's %d pods on it: %s); "+
-		"node-monitor-grace-period %s (%s)", t.Node, len(t.Pods), strings.Join(t.Pods, ", "), health.GracePeriod, health.Source), params)
+	f.record(timeline.FaultInject, "node/"+t.Node, "", fmt.Sprintf("stopped node %s (%s), running the target's %d pods %s; "+
+		"node-monitor-grace-period %s (%s)", t.Node, f.How, len(t.Pods), strings.Join(t.Pods, ", "), health.GracePeriod, health.Source), params)
 	f.end(true)
 	f.proveLeaseStopped(ctx, stopped, health)
 	return nil

@@ -127,5 +127,23 @@ func (a AgentProcs) Via(node string) string {
 	return "node agent (none on " + node + ")"
 }
 
+// StopKubelet stops (SIGSTOP) or resumes (SIGCONT) node's kubelet through its node agent: the
+// control plane loses the node (no Lease renewals, no status) while its pods keep running. It is
+// node-loss's way to stop a node that is not a container on this machine (Env.PauseNode).
+func (a AgentProcs) StopKubelet(ctx context.Context, node string, stop bool) error {
+	na, err := a.agent(node)
+	if err != nil {
+		return err
+	}
+	sig := "CONT"
+	if stop {
+		sig = "STOP"
+	}
+	if _, err := na.Client.SignalHost(ctx, "kubelet", sig); err != nil {
+		return fmt.Errorf("SIG%s to kubelet on node %s through node agent %s: %w", sig, node, na.Pod, err)
+	}
+	return nil
+}
+
 // gone reports whether err says the process or container is not on the node.
 func gone(err error) bool { return errors.Is(err, nodeagent.ErrGone) }

@@ -161,3 +161,22 @@ func TestFreezeIsSkippedWithoutNodeAccess(t *testing.T) {
 		t.Fatalf("freeze with node agents: fault %v, skip %q, err %v", f, skip, err)
 	}
 }
+
+func TestStopKubeletThroughTheNodeAgent(t *testing.T) {
+	n := newAgentNode(t, "kind-worker2")
+	n.proc(t, 60, 1, "/system.slice/kubelet.service")
+	if err := os.WriteFile(filepath.Join(n.root, "60", "comm"), []byte("kubelet\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, stop := range []bool{true, false} {
+		if err := n.procs.StopKubelet(context.Background(), "kind-worker2", stop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := strings.Join(n.sent, "|"), "60 stopped (signal)|60 continued"; got != want {
+		t.Fatalf("signals %q, want %q (kubelet stopped, then resumed)", got, want)
+	}
+	if err := n.procs.StopKubelet(context.Background(), "kind-worker", true); err == nil || !strings.Contains(err.Error(), "no node agent runs on node kind-worker") {
+		t.Errorf("a node without an agent: %v", err)
+	}
+}

@@ -21,7 +21,7 @@ func (faultRegistry) Build(f scenario.Fault, env faultEnv) (faults.Fault, string
 		DBProxy: t.DBProxy, Proxies: proxies(t.Proxies), ToxiproxySelector: t.ToxiproxySelector,
 		AdminPort: t.AdminPort, StallPath: t.StallPath,
 		Timeline: env.Timeline, Rand: env.Rand, NodeProcs: env.NodeProcs,
-		PauseNode: env.PauseNode, SchedulableNodes: env.SchedulableNodes,
+		PauseNode: env.PauseNode, PauseHow: env.PauseHow, SchedulableNodes: env.SchedulableNodes,
 	}
 	if env.Load != nil {
 		fenv.Load = env.Load

@@ -95,8 +95,9 @@ type faultEnv struct {
 	// NodeProcs reaches the processes on the nodes (the kind node containers, or the node agents);
 	// nil when the scenario has neither.
 	NodeProcs faults.NodeProcs
-	// PauseNode freezes or resumes a node; nil when the nodes are not local containers.
+	// PauseNode stops or resumes a node (PauseHow says how); nil when there is no way to.
 	PauseNode func(ctx context.Context, node string, pause bool) error
+	PauseHow  string
 	// SchedulableNodes is how many nodes take pods (see cluster.SchedulableNodes).
 	SchedulableNodes int
 }

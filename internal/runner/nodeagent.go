@@ -38,7 +38,9 @@ const podSecurityEnforce = "pod-security.kubernetes.io/enforce"
 
 // needsNodeAccess reports whether one of sc's faults acts on the processes of a pod's node.
 func needsNodeAccess(sc *scenario.Scenario) bool {
-	return slices.ContainsFunc(sc.Faults, func(f scenario.Fault) bool { return faults.Needs(f.Type, faults.NeedsNodeAccess) })
+	return slices.ContainsFunc(sc.Faults, func(f scenario.Fault) bool {
+		return faults.Needs(f.Type, faults.NeedsNodeAccess) || faults.Needs(f.Type, faults.NeedsNodePause)
+	})
 }
 
 // nodeAgents runs probegate's node agent (cmd/probegate-agent -node) on every node of a cluster

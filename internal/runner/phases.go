@@ -51,6 +51,9 @@ type scenarioRun struct {
 	routes    *routeWatch
 	sched     *schedule
 	nodeProcs faults.NodeProcs // the nodes' processes, for faults that act on them (nodeAccess)
+	// pauseNode stops and resumes a node (node-loss), pauseHow says how (nodeAccess).
+	pauseNode func(ctx context.Context, node string, pause bool) error
+	pauseHow  string
 	reqs      []timeline.Request
 	loadStart time.Duration // timeline offsets of the load's (and the schedule's) start and end
 	loadEnd   time.Duration
@@ -233,6 +236,7 @@ func (s *scenarioRun) nodeAccess(ctx context.Context) error {
 		return nil
 	case r.kit.nodeExecOn != nil:
 		s.nodeProcs = faults.ExecProcs(r.kit.nodeExecOn)
+		s.pauseNode = r.kit.pauseNode
 		return nil
 	}
 	s.phase = "node-agent"
@@ -256,6 +260,7 @@ func (s *scenarioRun) nodeAccess(ctx context.Context) error {
 		return err
 	}
 	s.nodeProcs = procs
+	s.pauseNode, s.pauseHow = procs.StopKubelet, "SIGSTOP to its kubelet through the node agent: the control plane loses the node, its pods keep running"
 	s.mark("node-agent-ready", describeAgents(procs))
 	return nil
 }
@@ -278,7 +283,7 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 		env := faultEnv{
 			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,
 			Rand:      root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),
-			NodeProcs: s.nodeProcs, PauseNode: r.kit.pauseNode, SchedulableNodes: nodes,
+			NodeProcs: s.nodeProcs, PauseNode: s.pauseNode, PauseHow: s.pauseHow, SchedulableNodes: nodes,
 		}
 		inj, skip, err := build.Build(f, env)
 		if err != nil {
