@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -76,6 +77,13 @@ func (f *NodeLoss) Inject(ctx context.Context) error {
 		return nil
 	}
 	t, err := f.Choice.Choose(ctx)
+	var none *NoNodeError
+	if errors.As(err, &none) {
+		// Not the harness's failure: this placement leaves no node to lose alone. Said, not hidden.
+		f.record(timeline.FaultSkip, "", "", "no node can be lost without taking more than the target: "+err.Error(), nil)
+		f.end(false)
+		return nil
+	}
 	if err != nil {
 		f.end(false)
 		return fmt.Errorf("node-loss: %w", err)

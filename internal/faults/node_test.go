@@ -241,3 +241,31 @@ func TestNodeLossUnprovenWhenTheLeaseMoves(t *testing.T) {
 		t.Errorf("without kube-controller-manager flags: %+v, want the version's default, said so", h)
 	}
 }
+
+func TestNodeLossSkipsWhenNoNodeRunsTheTargetAlone(t *testing.T) {
+	cs := nodeCluster()
+	// toxiproxy-1 shares kind-worker2; an agent shares kind-worker. A DaemonSet's pod does not count.
+	agentPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent-0", Namespace: "ns"},
+		Spec: corev1.PodSpec{NodeName: "kind-worker"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	ds := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "node-agent-x", Namespace: "ns",
+		OwnerReferences: []metav1.OwnerReference{{Kind: "DaemonSet", Name: "probegate-node-agent"}}},
+		Spec: corev1.PodSpec{NodeName: "kind-worker"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	_ = cs.Tracker().Add(agentPod)
+	_ = cs.Tracker().Add(ds)
+	c := nodeChoice(cs)
+	c.Alone = true
+	paused := false
+	tl := timeline.New(time.Now())
+	f := NewNodeLoss(Recorder{Timeline: tl, Name: "faults[0]"}, c, func(context.Context, string, bool) error { paused = true; return nil })
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatalf("no node to lose alone is a skip, not a harness error: %v", err)
+	}
+	w := timeline.FaultWindows(tl.Entries())
+	if paused || len(w) != 1 || !w[0].Skipped || !strings.Contains(w[0].SkipNote, "kind-worker (also runs agent-0)") {
+		t.Fatalf("paused %v, windows %+v", paused, w)
+	}
+	_ = cs.Tracker().Delete(schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "ns", "agent-0")
+	if got, err := c.Choose(context.Background()); err != nil || got.Node != "kind-worker" {
+		t.Errorf("with only the DaemonSet's pod beside the target: %+v, %v; want kind-worker", got, err)
+	}
+}

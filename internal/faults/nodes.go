@@ -26,7 +26,7 @@ const labelControlPlane = "node-role.kubernetes.io/control-plane"
 // NodeChoice says which node a node fault acts on: the named Node, or the node running the most of
 // the target's running pods (Selector in Namespace), a seeded draw among ties. Control-plane nodes
 // are never chosen by "busiest". With Alone, a node that also runs other pods of the namespace (the
-// target's dependencies, load agents) is passed over: losing it would be a dependency outage too,
+// target's dependencies, load agents; not a DaemonSet's, which run everywhere) is passed over: losing it would be a dependency outage too,
 // and the fault would no longer test the target alone.
 type NodeChoice struct {
 	Client    kubernetes.Interface
@@ -62,9 +62,12 @@ func (c NodeChoice) Choose(ctx context.Context) (NodeTarget, error) {
 		if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		if match.Matches(labels.Set(p.Labels)) {
+		switch {
+		case match.Matches(labels.Set(p.Labels)):
 			target[p.Spec.NodeName] = append(target[p.Spec.NodeName], p.Name)
-		} else {
+		case daemon(p):
+			// A DaemonSet's pod (probegate's node agent) runs on every node: no node is without it.
+		default:
 			others[p.Spec.NodeName] = append(others[p.Spec.NodeName], p.Name)
 		}
 	}
@@ -118,6 +121,16 @@ func (c NodeChoice) Choose(ctx context.Context) (NodeTarget, error) {
 		how += fmt.Sprintf(", drawn among %d such nodes", len(best))
 	}
 	return NodeTarget{Node: node, Pods: pods, How: how}, nil
+}
+
+// daemon reports whether a DaemonSet owns p.
+func daemon(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" {
+			return true
+		}
+	}
+	return false
 }
 
 // named checks that the named node exists and returns it with the target's pods on it.
