@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -238,13 +237,16 @@ func TestIntegrationPodDeleteEvictRollingUpdate(t *testing.T) {
 	}
 	waitReady(t, ctx, fenv, 3, 2*time.Minute)
 
+	// The fixture's own budget (maxUnavailable 1) is tightened to refuse every eviction: a second
+	// budget over the same pods would make the Eviction API fail instead of refusing.
 	all := intstr.FromInt32(3)
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: "target", Namespace: fenv.Namespace},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &all,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "target"}}},
+	pdbs := env.Client.PolicyV1().PodDisruptionBudgets(fenv.Namespace)
+	pdb, err := pdbs.Get(ctx, "target", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the fixture's PodDisruptionBudget: %v", err)
 	}
-	if _, err := env.Client.PolicyV1().PodDisruptionBudgets(fenv.Namespace).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+	pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable = &all, nil
+	if _, err := pdbs.Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The disruption controller must have computed the budget before it refuses anything.

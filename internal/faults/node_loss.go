@@ -109,8 +109,8 @@ func (f *NodeLoss) Inject(ctx context.Context) error {
 	f.node = t.Node
 	params := health.Params()
 	params["node"], params["pods"], params["chosen"] = t.Node, strings.Join(t.Pods, ","), t.How
-	f.record(timeline.FaultInject, "node/"+t.Node, "", fmt.Sprintf("stopped node %s (%s), running the target's %d pods %s; "+
-		"node-monitor-grace-period %s (%s)", t.Node, f.How, len(t.Pods), strings.Join(t.Pods, ", "), health.GracePeriod, health.Source), params)
+	f.record(timeline.FaultInject, "node/"+t.Node, "", fmt.Sprintf("stopped node %s (%s), running the target's pods %s; "+
+		"node-monitor-grace-period %s (%s)", t.Node, f.How, strings.Join(t.Pods, ", "), health.GracePeriod, health.Source), params)
 	f.end(true)
 	f.proveLeaseStopped(ctx, stopped, health)
 	return nil
