@@ -405,12 +405,10 @@ func waitQuiet(ctx context.Context) float64 {
 
 // hostStep runs the harness's host load (the runner's vegetaLoad, as a scenario does) at rate.
 func (lb *loadBench) hostStep(ctx context.Context, rate float64) (maxrate.Step, error) {
-	w0 := time.Now()
-	if err := lb.waitTarget(ctx); err != nil {
+	quiet, waited, err := lb.ready(ctx)
+	if err != nil {
 		return maxrate.Step{}, err
 	}
-	quiet := waitQuiet(ctx)
-	waited := time.Since(w0)
 	defer sleepCtx(ctx, loadMaxSettle)
 	api0, _ := readCgroup(ctx, lb.c, lb.apiserver)
 	b0, t0 := hostBusy()
@@ -443,12 +441,10 @@ func (lb *loadBench) hostStep(ctx context.Context, rate float64) (maxrate.Step, 
 // bareStep runs vegeta's own Attacker, defaults but the request timeout and the cap on workers, at
 // rate on the same URL.
 func (lb *loadBench) bareStep(ctx context.Context, rate float64) (maxrate.Step, error) {
-	w0 := time.Now()
-	if err := lb.waitTarget(ctx); err != nil {
+	quiet, waited, err := lb.ready(ctx)
+	if err != nil {
 		return maxrate.Step{}, err
 	}
-	quiet := waitQuiet(ctx)
-	waited := time.Since(w0)
 	defer sleepCtx(ctx, loadMaxSettle)
 	b0, t0 := hostBusy()
 	cpu0 := processCPU()
@@ -471,12 +467,10 @@ func (lb *loadBench) bareStep(ctx context.Context, rate float64) (maxrate.Step, 
 // agentStep runs the in-cluster load (the runner's agentLoad: fresh agent pods, one load each) at
 // rate, reading the agents' and the API server's cgroups over the load's length.
 func (lb *loadBench) agentStep(ctx context.Context, rate float64) (maxrate.Step, error) {
-	w0 := time.Now()
-	if err := lb.waitTarget(ctx); err != nil {
+	quiet, waited, err := lb.ready(ctx)
+	if err != nil {
 		return maxrate.Step{}, err
 	}
-	quiet := waitQuiet(ctx)
-	waited := time.Since(w0)
 	defer sleepCtx(ctx, loadMaxSettle)
 	cpu0 := processCPU()
 	run, err := agentLoad{client: lb.client, n: lb.agents, image: agent.DefaultImage, log: lb.log}.Start(ctx, loadSpec{
@@ -656,4 +650,15 @@ func readCgroup(ctx context.Context, c *cluster.Cluster, pc podCgroup) (cgroupUs
 	}
 	u.cpu = time.Duration(cpu)
 	return u, nil
+}
+
+// ready waits until every target replica is a ready endpoint and the machine is quiet, and returns
+// how quiet it got and how long that took (not counted in the step's budget).
+func (lb *loadBench) ready(ctx context.Context) (quiet float64, waited time.Duration, err error) {
+	w0 := time.Now()
+	if err := lb.waitTarget(ctx); err != nil {
+		return 0, 0, err
+	}
+	quiet = waitQuiet(ctx)
+	return quiet, time.Since(w0), nil
 }

@@ -274,9 +274,13 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 		build = r.kit.faults
 	}
 	root := seed.New(uint64(s.seed))
-	nodes, err := cluster.SchedulableNodes(ctx, r.Conn.Client)
-	if err != nil {
-		return err
+	// Counted only for a node fault: every other scenario is spared the API call.
+	nodes := 0
+	if slices.ContainsFunc(sc.Faults, func(f scenario.Fault) bool { return faults.Needs(f.Type, faults.NeedsNodes) }) {
+		var err error
+		if nodes, err = cluster.SchedulableNodes(ctx, r.Conn.Client); err != nil {
+			return err
+		}
 	}
 	var planned []*plannedFault
 	for i, f := range sc.Faults {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/internal/oracle"
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 func init() {
@@ -27,14 +28,10 @@ func init() {
 }
 
 func judgeWithdrawnAfterNodeLoss(in Input) Result {
-	if len(in.Params.List("fault")) == 0 {
-		p := Params{"fault": "node-loss"}
-		for k, v := range in.Params {
-			p[k] = v
-		}
-		in.Params = p
-	}
 	faults, skipped := in.selectedFaults()
+	if len(in.Params.List("fault")) == 0 {
+		faults, skipped = ofType(faults, "node-loss"), ofType(skipped, "node-loss")
+	}
 	if len(faults) == 0 && len(skipped) > 0 {
 		return skippedResult(skipped)
 	}
@@ -56,9 +53,7 @@ func judgeWithdrawnAfterNodeLoss(in Input) Result {
 		w := h.LossWindow(in.Oracle.Propagation)
 		expected = append(expected, fmt.Sprintf("ready=false %s–%s after node %s stopped %s", dur(w.Min), dur(w.Deadline()), f.Params["node"], windowWords(w)))
 		if len(f.Pods) == 0 {
-			r.failAt(f.Start)
-			r.add(atEntry(f.Start, f.StartSeq, "%s: node %s ran none of the target's pods: nothing was lost", f.Type, f.Params["node"]))
-			observed = append(observed, "no pod on the lost node")
+			r.unshown(fmt.Sprintf("%s: no target pod seen on the timeline ran on node %s: nothing to judge", f.Type, f.Params["node"]))
 			continue
 		}
 		late := f.Start + w.Deadline()
@@ -100,4 +95,15 @@ func judgeWithdrawnAfterNodeLoss(in Input) Result {
 	r.Observed = strings.Join(observed, "; ")
 	r.figure("withdrawn_after_node_loss_s", worst)
 	return r
+}
+
+// ofType keeps the faults of type typ.
+func ofType(fs []timeline.FaultWindow, typ string) []timeline.FaultWindow {
+	var out []timeline.FaultWindow
+	for _, f := range fs {
+		if f.Type == typ {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -36,6 +36,10 @@ func TestWithdrawnAfterNodeLoss(t *testing.T) {
 		{"one late", run().NotReady(50*s, "a").NotReady(64*s, "b").Faults(nodeLoss(70*s, "a", "b")), verdict.Fail, "LATE (deadline 57s)"},
 		{"never withdrawn", run().Faults(nodeLoss(70*s, "a", "b")), verdict.Fail, "stayed in rotation"},
 		{"back before the deadline", run().Faults(nodeLoss(30*s, "a")), verdict.Inconclusive, ""},
+		{"no pod of the lost node seen", run().Faults(nodeLoss(65 * s)), verdict.Inconclusive, ""},
+		{"other faults are not judged", run().NotReady(50*s, "a").Faults(nodeLoss(65*s, "a"),
+			timeline.FaultWindow{Name: "faults[1]", Type: "stall", Pods: []string{"b"}, Start: 5 * s, End: 65 * s, Reverted: true, Effect: timeline.EffectConfirmed}),
+			verdict.Pass, "a left rotation 45s after node n stopped (in window)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
