@@ -31,8 +31,8 @@ test: ## all tests: unit + integration on the real kind cluster (creates it if n
 	hack/test.sh
 
 .PHONY: test-multinode
-test-multinode: ## the test command on a 1 control-plane + 2 worker cluster, with the node scenarios (node-drain, node-loss) and their controls
-	PROBEGATE_WORKERS=2 PROBEGATE_FEATURE=node- hack/test.sh
+test-multinode: ## the test command on a 1 control-plane + 2 worker cluster, with the multi-node scenarios (node-drain, node-loss, zone-spread) and their controls
+	PROBEGATE_WORKERS=2 PROBEGATE_FEATURE='node-|zone-' hack/test.sh
 
 .PHONY: test-short
 test-short: ## unit tests only (no cluster, no docker)

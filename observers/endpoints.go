@@ -22,6 +22,7 @@ type endpointKey struct {
 type endpointInfo struct {
 	slice string
 	node  string
+	zone  string
 	state timeline.EndpointState
 }
 
@@ -96,6 +97,9 @@ func endpointsOf(sl *discoveryv1.EndpointSlice) map[endpointKey]endpointInfo {
 		}}
 		if ep.NodeName != nil {
 			info.node = *ep.NodeName
+		}
+		if ep.Zone != nil {
+			info.zone = *ep.Zone
 		}
 		out[k] = info
 	}
@@ -225,5 +229,5 @@ func (x *endpointObserver) flush() {
 // emit appends one endpoint transition; x.mu is held (appends are ordered per endpoint).
 func (x *endpointObserver) emit(s stamp, api *time.Time, k endpointKey, info endpointInfo, change string, from, to *timeline.EndpointState) {
 	x.o.append(s, timeline.Entry{Kind: timeline.KindEndpoint, Pod: k.pod, APITime: api, Endpoint: &timeline.EndpointTransition{
-		Change: change, Slice: info.slice, Address: k.address, Node: info.node, From: from, To: to}})
+		Change: change, Slice: info.slice, Address: k.address, Node: info.node, Zone: info.zone, From: from, To: to}})
 }

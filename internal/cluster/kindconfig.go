@@ -19,8 +19,15 @@ const MaxWorkers = 8
 // defaultPodSubnet is kind's pod subnet when its config names none.
 const defaultPodSubnet = "10.244.0.0/16"
 
-// workerConfig returns the kind config base with n worker nodes appended to its nodes, comments
-// kept. The host port mappings stay on the control plane: a host port can be published only once,
+// zoneLabel is the well-known label of a node's zone.
+const zoneLabel = "topology.kubernetes.io/zone"
+
+// WorkerZone is the zone of the i-th worker (from 0): zone-a, zone-b, … — each worker its own zone,
+// so that a scenario can judge spread across zones on one machine.
+func WorkerZone(i int) string { return "zone-" + string(rune('a'+i%26)) }
+
+// workerConfig returns the kind config base with n worker nodes appended to its nodes, each
+// labelled with its zone (WorkerZone), comments kept. The host port mappings stay on the control plane: a host port can be published only once,
 // and NodePorts answer on every node.
 func workerConfig(base []byte, n int) ([]byte, error) {
 	var doc yaml.Node
@@ -40,9 +47,13 @@ func workerConfig(base []byte, n int) ([]byte, error) {
 	if nodes == nil || nodes.Kind != yaml.SequenceNode {
 		return nil, fmt.Errorf("kind config has no list of nodes")
 	}
-	for range n {
+	for i := range n {
+		labels := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle, Content: []*yaml.Node{
+			{Kind: yaml.ScalarNode, Value: zoneLabel}, {Kind: yaml.ScalarNode, Value: WorkerZone(i)},
+		}}
 		nodes.Content = append(nodes.Content, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
 			{Kind: yaml.ScalarNode, Value: "role"}, {Kind: yaml.ScalarNode, Value: "worker"},
+			{Kind: yaml.ScalarNode, Value: "labels"}, labels,
 		}})
 	}
 	var b bytes.Buffer

@@ -154,8 +154,9 @@ func TestKindConfig3NodeIsGenerated(t *testing.T) {
 	}
 	var cfg struct {
 		Nodes []struct {
-			Role              string `yaml:"role"`
-			ExtraPortMappings []any  `yaml:"extraPortMappings"`
+			Role              string            `yaml:"role"`
+			ExtraPortMappings []any             `yaml:"extraPortMappings"`
+			Labels            map[string]string `yaml:"labels"`
 		} `yaml:"nodes"`
 	}
 	if err := yaml.Unmarshal(got, &cfg); err != nil {
@@ -164,9 +165,12 @@ func TestKindConfig3NodeIsGenerated(t *testing.T) {
 	if len(cfg.Nodes) != 3 || cfg.Nodes[0].Role != "control-plane" || len(cfg.Nodes[0].ExtraPortMappings) != len(PortMappings) {
 		t.Fatalf("nodes %+v: want the control plane with every port mapping first", cfg.Nodes)
 	}
-	for _, n := range cfg.Nodes[1:] {
+	for i, n := range cfg.Nodes[1:] {
 		if n.Role != "worker" || len(n.ExtraPortMappings) != 0 {
 			t.Errorf("node %+v: want a worker without port mappings", n)
+		}
+		if z := n.Labels["topology.kubernetes.io/zone"]; z != WorkerZone(i) || (i > 0 && z == WorkerZone(i-1)) {
+			t.Errorf("worker %d in zone %q, want %q (each worker its own zone)", i, z, WorkerZone(i))
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/deploy"
@@ -199,7 +200,13 @@ func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
 	if s.pod, err = s.r.livePod(ctx, target); err != nil {
 		return err
 	}
-	if e, werr := workloadEntry(target, s.pod); werr != nil {
+	var nodes []corev1.Node
+	if list, lerr := s.r.Conn.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); lerr != nil {
+		s.log.Warn("list the cluster's nodes", "err", lerr)
+	} else {
+		nodes = list.Items
+	}
+	if e, werr := workloadEntry(target, s.pod, nodes); werr != nil {
 		s.log.Warn("record the workload's settings", "err", werr)
 	} else {
 		s.tl.Append(e)

@@ -23,7 +23,7 @@ func TestWorkloadEntryKeepsOnlyProbeAndShutdownSettings(t *testing.T) {
 			},
 		},
 	}
-	e, err := workloadEntry(&deploy.Target{WorkloadKind: "StatefulSet", WorkloadName: "web", Container: "web"}, pod)
+	e, err := workloadEntry(&deploy.Target{WorkloadKind: "StatefulSet", WorkloadName: "web", Container: "web"}, pod, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,10 +44,10 @@ func TestWorkloadEntryKeepsOnlyProbeAndShutdownSettings(t *testing.T) {
 	if spec.Containers[0].ReadinessProbe.PeriodSeconds != 2 || *spec.TerminationGracePeriodSeconds != 25 {
 		t.Errorf("settings lost: %s", w.PodSpec)
 	}
-	if _, err := workloadEntry(&deploy.Target{Deployment: "web", Container: "nope"}, pod); err == nil {
+	if _, err := workloadEntry(&deploy.Target{Deployment: "web", Container: "nope"}, pod, nil); err == nil {
 		t.Error("a missing container was not reported")
 	}
-	e, err = workloadEntry(&deploy.Target{Deployment: "web"}, pod)
+	e, err = workloadEntry(&deploy.Target{Deployment: "web"}, pod, nil)
 	if err != nil || e.Workload.Kind != "Deployment" || e.Workload.Container != "web" {
 		t.Errorf("default container: %+v, %v", e.Workload, err)
 	}

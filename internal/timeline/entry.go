@@ -105,6 +105,7 @@ type EndpointTransition struct {
 	Slice   string         `json:"slice"`
 	Address string         `json:"address"`
 	Node    string         `json:"node,omitempty"`
+	Zone    string         `json:"zone,omitempty"` // the node's topology.kubernetes.io/zone, as the slice says
 	From    *EndpointState `json:"from,omitempty"`
 	To      *EndpointState `json:"to,omitempty"`
 }
@@ -244,4 +245,13 @@ type WorkloadSpec struct {
 	Container   string            `json:"container"`
 	PodSpec     json.RawMessage   `json:"podSpec,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// Nodes are the nodes the workload's pods could be scheduled on when the run started (not
+	// cordoned, every NoSchedule and NoExecute taint tolerated), with their zones.
+	Nodes []NodeZone `json:"nodes,omitempty"`
+}
+
+// NodeZone is a node and its topology.kubernetes.io/zone label ("" when it has none).
+type NodeZone struct {
+	Node string `json:"node"`
+	Zone string `json:"zone,omitempty"`
 }

@@ -16,7 +16,7 @@ func TestRegistryListsEveryRule(t *testing.T) {
 	want := []string{
 		"even-share", "failed-requests-budget", "liveness-restart-in-window", "min-ready-endpoints", "no-forced-kill",
 		"no-liveness-restarts", "no-traffic-after-withdrawal", "no-unexpected-restarts", "readiness-not-withdrawn", "readiness-withdrawn-in-window",
-		"recovery-within", "sheds-excess-load", "startup-not-killed", "terminating-before-exit",
+		"ready-in-every-zone", "recovery-within", "sheds-excess-load", "startup-not-killed", "terminating-before-exit",
 		"withdrawn-after-node-loss",
 	}
 	if got := verdict.Names(); !reflect.DeepEqual(got, want) {

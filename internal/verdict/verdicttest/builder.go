@@ -36,6 +36,7 @@ type Builder struct {
 	seq      int64
 	rseq     uint64
 	eps      map[string]*timeline.EndpointState
+	nodes    map[string]string // pod → node its endpoint names (default probegate-control-plane)
 	restarts map[string]int32
 	oracle   oracle.Oracle
 	faults   []timeline.FaultWindow
@@ -49,7 +50,7 @@ type traffic struct {
 
 // New returns an empty run judged against DefaultOracle.
 func New() *Builder {
-	return &Builder{eps: map[string]*timeline.EndpointState{}, restarts: map[string]int32{}, oracle: DefaultOracle()}
+	return &Builder{eps: map[string]*timeline.EndpointState{}, nodes: map[string]string{}, restarts: map[string]int32{}, oracle: DefaultOracle()}
 }
 
 // Oracle sets the timing oracle.
@@ -73,6 +74,20 @@ func (b *Builder) Entry(e timeline.Entry) *Builder {
 	return b
 }
 
+// OnNode makes the pods' endpoint entries from now on name node.
+func (b *Builder) OnNode(node string, pods ...string) *Builder {
+	for _, p := range pods {
+		b.nodes[p] = node
+	}
+	return b
+}
+
+// Placement records the workload (at offset 0) with the nodes its pods could run on.
+func (b *Builder) Placement(nodes ...timeline.NodeZone) *Builder {
+	return b.Entry(timeline.Entry{Kind: timeline.KindWorkload, Workload: &timeline.WorkloadSpec{
+		Kind: "Deployment", Name: "target", Container: Container, Nodes: nodes}})
+}
+
 // LastSeq is the Seq of the entry added last.
 func (b *Builder) LastSeq() int64 { return b.seq }
 
@@ -87,8 +102,12 @@ func (b *Builder) endpoint(t time.Duration, pod string, to *timeline.EndpointSta
 	case to == nil:
 		change = timeline.EndpointRemoved
 	}
+	node := b.nodes[pod]
+	if node == "" {
+		node = "probegate-control-plane"
+	}
 	b.Entry(timeline.Entry{T: t, Kind: timeline.KindEndpoint, Pod: pod, Endpoint: &timeline.EndpointTransition{
-		Change: change, Slice: "target-abcde", Address: address(pod), Node: "probegate-control-plane", From: from, To: to,
+		Change: change, Slice: "target-abcde", Address: address(pod), Node: node, From: from, To: to,
 	}})
 	b.eps[pod] = to
 }
