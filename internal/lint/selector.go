@@ -175,8 +175,7 @@ func onlyHeadless(routes []route) bool {
 // headlessNote says, for a finding about traffic through route rt, why it does not fail the run
 // when only headless Services reach the container.
 func headlessNote(rt route) string {
-	return rt.svc.Ref() + " is headless" +
-		": its clients take the pods' addresses from DNS and pick among them themselves (scrapers, peer discovery, " +
+	return rt.svc.Ref() + " is headless: its clients take the pods' addresses from DNS and pick among them themselves (scrapers, peer discovery, " +
 		"client-side balancers that connect before they send), so no kube-proxy rule routes requests to the pod; " +
 		"if a client does send requests through it, the finding holds"
 }
