@@ -15,7 +15,9 @@ func init() {
 			"its in-flight and newly routed requests fail, instead of traffic moving away first and the " +
 			"restart happening only if the instance does not recover. The finding is info when every route to the " +
 			"container carries long-lived connections (named as for PG009): a withdrawal moves none of them, so " +
-			"ordering liveness after readiness would spare only the new connections of the window.",
+			"ordering liveness after readiness would spare only the new connections of the window. It is info, " +
+			"too, when only headless Services route to the container (as for PG009): a withdrawal changes only " +
+			"what new DNS lookups return, not where clients already connected send.",
 		Fix: "Make liveness react later than readiness: a longer periodSeconds and/or higher failureThreshold on " +
 			"liveness so that (F−1)·P of liveness exceeds F·P + timeout of readiness plus propagation (2 s by " +
 			"default) and any declared readiness lag (" + AnnotationReadinessLag + ").",
@@ -51,7 +53,10 @@ func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 		f := r.finding(ctx, w, w.AtContainer(c, Liveness.field()), c.Name,
 			"container %q: liveness can fire %s after a stall starts, before readiness has withdrawn it (at worst %s %s = %s): liveness window %s, readiness window %s",
 			c.Name, fmtDur(lw.Earliest), fmtDur(rw.Latest), extra, fmtDur(withdrawn), lw, rw)
-		if rt, proto, ok := requestRoute(c, routes); !ok {
+		if onlyHeadless(routes) {
+			f.Severity = Info
+			f.Message += "; but " + headlessNote(routes[0])
+		} else if rt, proto, ok := requestRoute(c, routes); !ok {
 			f.Severity = Info
 			f.Message += fmt.Sprintf("; %s carries %s, long-lived connections that a withdrawal does not move: withdrawing first would spare only the new connections of the window", rt, proto)
 		}

@@ -20,7 +20,9 @@ func init() {
 			"finding is info for a lone pod that is never beside another: one replica of a StatefulSet, or " +
 			"of a Deployment with strategy Recreate. A readiness gate there has nowhere to send the traffic " +
 			"it withholds, so requests fail with or without it; the probe still turns a hung pod's timeouts " +
-			"into quick refusals.",
+			"into quick refusals. It is info, too, when only headless Services route to the container (as for " +
+			"PG009): readiness then decides only which addresses a DNS lookup returns, to clients that are " +
+			"mostly scrapers, peers and client-side balancers that connect before they send.",
 		Fix: "Add a readiness probe on an endpoint that fails while starting, draining, over the dependency " +
 			"budget or saturated, with a short period and a low failure threshold.",
 		Scenario: "cold-start",
@@ -46,6 +48,9 @@ func checkNoReadiness(ctx *Context, w *Workload) []Finding {
 		if lone, why := lonePod(w); lone {
 			f.Severity = Info
 			f.Message += fmt.Sprintf("; but %s, so there is no other pod to send its traffic to, and requests fail with or without a readiness gate", why)
+		} else if onlyHeadless(routes) {
+			f.Severity = Info
+			f.Message += "; but " + headlessNote(routes[0])
 		}
 		f.Fix = fmt.Sprintf("add to container %q a readinessProbe on port %s (an endpoint that fails while starting, draining or over its dependency budget) with periodSeconds 5 and failureThreshold 2",
 			c.Name, routeTarget(routes[0]))

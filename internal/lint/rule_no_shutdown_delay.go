@@ -25,6 +25,10 @@ func init() {
 			"`websocket`): those connections are dropped at SIGTERM with or without a delay and their clients " +
 			"reconnect, so a delay only spares the few new connections of the propagation window, which " +
 			"clients retry. HTTP, gRPC and ports whose protocol the manifest does not name stay warnings. " +
+			"The finding is info, too, when only headless Services route to the container (a StatefulSet's " +
+			"are not counted at all): with no virtual IP no kube-proxy rule races SIGTERM, and the clients, " +
+			"which take the pods' addresses from DNS and pick among them, are mostly scrapers, peers finding " +
+			"each other and client-side balancers that connect before they send. " +
 			"The finding is info, too, when terminationGracePeriodSeconds is above " + drainGraceText + " and the " +
 			"container has no preStop hook to spend it: nothing but the process itself can use minutes after " +
 			"SIGTERM, so the manifest says the application handles SIGTERM and drains in-process (a lame-duck " +
@@ -97,15 +101,20 @@ func checkNoShutdownDelay(ctx *Context, w *Workload) []Finding {
 		}
 		var f Finding
 		grace := gracePeriod(&w.Pod)
-		if rt, proto, ok := requestRoute(c, routes); ok && grace > drainGrace {
+		rt, proto, ok := requestRoute(c, routes)
+		switch {
+		case onlyHeadless(routes):
+			f = r.finding(ctx, w, w.AtContainer(c), c.Name, "container %q: %s; %s", c.Name, what, headlessNote(rt))
+			f.Severity = Info
+		case ok && grace > drainGrace:
 			f = r.finding(ctx, w, w.AtContainer(c), c.Name,
 				"container %q: %s, though %s routes to it; terminationGracePeriodSeconds is %d, above %s, and only the process can spend it, so the application drains in-process after SIGTERM: declare its delay if the drain keeps accepting for the %s propagation, else add the preStop sleep",
 				c.Name, what, rt, seconds32(grace), drainGraceText, fmtDur(ctx.propagation(w)))
 			f.Severity = Info
-		} else if ok {
+		case ok:
 			f = r.finding(ctx, w, w.AtContainer(c), c.Name,
 				"container %q: %s, though %s routes to it: it may stop serving while traffic is still routed to it", c.Name, what, rt)
-		} else {
+		default:
 			f = r.finding(ctx, w, w.AtContainer(c), c.Name,
 				"container %q: %s; %s carries %s, long-lived connections that SIGTERM drops with or without a delay and that clients re-establish: a delay would only spare the new connections of the propagation window",
 				c.Name, what, rt, proto)

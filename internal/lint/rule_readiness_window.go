@@ -19,7 +19,9 @@ func init() {
 			"over a minute, which every request-level SLO notices. Readiness only matters where it steers " +
 			"traffic: when the Services that select the workload are in view and none routes user traffic to " +
 			"the container (only a StatefulSet's headless peer Service, or metrics ports), there is no finding; " +
-			"with no Service in view, lint cannot tell and reports it.",
+			"with no Service in view, lint cannot tell and reports it. When only headless Services route to the " +
+			"container (as for PG009), the finding is info: readiness then decides only which addresses a DNS " +
+			"lookup returns, to clients that are mostly scrapers, peers and client-side balancers.",
 		Fix: "Use a short readiness period and a low failure threshold (for example periodSeconds 3–5, " +
 			"failureThreshold 2, timeoutSeconds 2); keep the endpoint cheap so probing often costs little, " +
 			"and add hysteresis in the application rather than in a long threshold.",
@@ -35,7 +37,8 @@ func checkReadinessWindow(ctx *Context, w *Workload) []Finding {
 		if c.ReadinessProbe == nil {
 			continue
 		}
-		if len(servicesSelecting(ctx.Inventory, w)) > 0 && len(servedRoutes(ctx, w, c)) == 0 {
+		routes := servedRoutes(ctx, w, c)
+		if len(servicesSelecting(ctx.Inventory, w)) > 0 && len(routes) == 0 {
 			continue // Services select it, none sends it user traffic: readiness steers nothing
 		}
 		t := timingOf(c.ReadinessProbe)
@@ -46,6 +49,10 @@ func checkReadinessWindow(ctx *Context, w *Workload) []Finding {
 		f := r.finding(ctx, w, w.AtContainer(c, Readiness.field()), c.Name,
 			"container %q: readiness withdraws a failing instance only after up to %s (%s), above the limit %s",
 			c.Name, fmtDur(win.Latest), t.schedule(), fmtDur(ctx.Config.MaxReadinessWindow))
+		if onlyHeadless(routes) {
+			f.Severity = Info
+			f.Message += "; but " + headlessNote(routes[0])
+		}
 		f.Probe = string(Readiness)
 		f.Fix = readinessFix(t)
 		out = append(out, f)

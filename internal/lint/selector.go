@@ -155,6 +155,31 @@ func scrapeTarget(w *Workload, c ContainerRef, r route) bool {
 // conventionally read for the port to scrape.
 const annotationPrometheusPort = "prometheus.io/port"
 
+// onlyHeadless reports whether every one of routes reaches the pods through a headless Service.
+// userRoutes has already dropped a StatefulSet's headless Services, so these belong to another kind
+// of workload (a Deployment, a DaemonSet). With no virtual IP there is no kube-proxy rule to
+// propagate: clients take the ready pods' addresses from DNS and choose among them themselves.
+// Such Services mostly exist for scrapers (kube-state-metrics, node-exporter, prometheus-operator),
+// peer discovery (memberlist rings) and client-side balancers (gRPC DNS resolution), which connect
+// before they send and move on from an address that refuses; whether a client sends plain requests
+// through one only the clients show.
+func onlyHeadless(routes []route) bool {
+	for _, r := range routes {
+		if !r.svc.headless() {
+			return false
+		}
+	}
+	return len(routes) > 0
+}
+
+// headlessNote says, for a finding about traffic through route rt, why it does not fail the run
+// when only headless Services reach the container.
+func headlessNote(rt route) string {
+	return rt.svc.Ref() + " is headless: its clients take the pods' addresses from DNS and pick among them themselves (scrapers, peer discovery, " +
+		"client-side balancers that connect before they send), so no kube-proxy rule routes requests to the pod; " +
+		"if a client does send requests through it, the finding holds"
+}
+
 // servedRoutes returns the user-traffic routes to container c; none for run-to-completion workloads.
 func servedRoutes(ctx *Context, w *Workload, c ContainerRef) []route {
 	if w.RunsToCompletion {
