@@ -51,6 +51,18 @@ type suiteEnv struct {
 	started time.Time
 	// schedulable is how many nodes take the target's pods: scenarios that need more are skipped.
 	schedulable int
+	// failures are the suite's failed checks, repeated at its end: a CI log's tail shows why.
+	failures []string
+}
+
+// fail fails t and keeps the message for the suite's closing summary.
+func (s *suiteEnv) fail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	s.mu.Lock()
+	s.failures = append(s.failures, t.Name()+": "+msg)
+	s.mu.Unlock()
+	t.Error(msg)
 }
 
 func TestMain(m *testing.M) {
@@ -147,6 +159,11 @@ func writeSuiteReport(ctx context.Context, cfg *envconf.Config) (context.Context
 	wall := rep.Finished.Sub(rep.Started)
 	fmt.Fprintf(os.Stderr, "suite: %d scenario runs, wall %s, sum of fault+oracle spans %s (ratio %.2f); report in %s\n",
 		len(suite.reports), wall.Round(time.Second), span, wall.Seconds()/span.Seconds(), out)
+	suite.mu.Lock()
+	defer suite.mu.Unlock()
+	for _, f := range suite.failures {
+		fmt.Fprintf(os.Stderr, "suite: FAILED %s\n", f)
+	}
 	return ctx, nil
 }
 

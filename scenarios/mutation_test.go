@@ -50,27 +50,27 @@ func mutationFeature(s *suiteEnv, mu scenario.Mutation, sc *scenario.Scenario) f
 			if rep.Timeline != nil {
 				for _, f := range timeline.FaultWindows(rep.Timeline.Entries()) {
 					if note := f.Unproven(); note != "" {
-						t.Errorf("variant %s × %s: %s — the run cannot show the anti-pattern", mu.Variant, mu.Scenario, note)
+						suite.fail(t, "variant %s × %s: %s — the run cannot show the anti-pattern", mu.Variant, mu.Scenario, note)
 					}
 				}
 			} else {
-				t.Errorf("variant %s × %s: the report has no timeline", mu.Variant, mu.Scenario)
+				suite.fail(t, "variant %s × %s: the report has no timeline", mu.Variant, mu.Scenario)
 			}
 			for _, rule := range rules {
 				v := rep.Verdicts[slices.Index(sc.Rules(), rule)]
 				if strings.Contains(v.Observed, "nothing to judge") {
-					t.Errorf("variant %s rule %s of %s FAILed with nothing to judge: %s", mu.Variant, rule, mu.Scenario, v.Observed)
+					suite.fail(t, "variant %s rule %s of %s FAILed with nothing to judge: %s", mu.Variant, rule, mu.Scenario, v.Observed)
 					continue
 				}
 				if v.Status != verdict.Fail {
-					t.Errorf("variant %s %s rule %s of %s (%s): the harness cannot see this anti-pattern (%s)",
+					suite.fail(t, "variant %s %s rule %s of %s (%s): the harness cannot see this anti-pattern (%s)",
 						mu.Variant, v.Status, rule, mu.Scenario, mu.Why, v.Observed)
 					continue
 				}
 				t.Logf("variant %s FAILs %s as it must: %s", mu.Variant, rule, v.Observed)
 			}
 			if err := designatedEvidence(mu, rep); err != nil {
-				t.Errorf("variant %s × %s: %v", mu.Variant, mu.Scenario, err)
+				suite.fail(t, "variant %s × %s: %v", mu.Variant, mu.Scenario, err)
 			}
 			return ctx
 		}).

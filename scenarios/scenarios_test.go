@@ -45,7 +45,8 @@ func runAssessment(s *suiteEnv, sc *scenario.Scenario) features.Func {
 		rep := s.run(ctx, sc)
 		t.Logf("%s: namespace %s, %d requests, replay: %s", sc.Name, rep.Namespace, len(rep.Requests), rep.Replay)
 		if rep.Error != "" {
-			t.Fatalf("harness error: %s", rep.Error)
+			s.fail(t, "harness error: %s", rep.Error)
+			t.FailNow()
 		}
 		return context.WithValue(ctx, reportKey{}, rep)
 	}
@@ -66,7 +67,7 @@ func verdictAssessment(i int, rule string, want verdict.Status) features.Func {
 			t.Fatalf("verdict %d is %s, expected %s", i, v.Rule, rule)
 		}
 		if v.Status != want {
-			t.Errorf("%s: %s, want %s\n%s", rule, v.Status, want, reports.FailureMessage(v))
+			suite.fail(t, "%s: %s, want %s\n%s", rule, v.Status, want, reports.FailureMessage(v))
 		} else {
 			t.Logf("%s %s: %s", rule, v.Status, v.Observed)
 		}
