@@ -17,6 +17,8 @@ type Summary struct {
 	Pods     []PodFigures    `json:"pods,omitempty"`
 	Restarts map[string]int  `json:"restarts,omitempty"`
 	Faults   []FaultInterval `json:"faults,omitempty"`
+	// Propagation is each watched node's kube-proxy lag after the run's withdrawals.
+	Propagation []NodePropagation `json:"propagation,omitempty"`
 }
 
 // RequestFigures counts the load. Sent comes from the load generator's per-second windows (what
@@ -72,6 +74,7 @@ func Summarise(entries []timeline.Entry, reqs []timeline.Request) Summary {
 	s.Span = span(entries, reqs)
 	s.Requests = requestFigures(entries, reqs)
 	s.Faults = FaultIntervals(entries, s.Span)
+	s.Propagation = propagation(entries)
 
 	pods := map[string]*PodFigures{}
 	pod := func(name string) *PodFigures {

@@ -56,6 +56,11 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 		if s.Error != "" {
 			fmt.Fprintf(&b, "  %s  %s\n", paint(ansiRed, "error"), s.Error)
 		}
+		if s.Summary != nil {
+			if line := propagationLine(s.Summary.Propagation); line != "" {
+				fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))
+			}
+		}
 		if s.Oracle != nil {
 			for _, a := range s.Oracle.Assumptions {
 				if a.Capped() { // every declared assumption is in report.html; a capped one changes the windows

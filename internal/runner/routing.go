@@ -2,8 +2,11 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/timeline"
@@ -15,13 +18,22 @@ import (
 const routingEnv = "PROBEGATE_ROUTING"
 
 // routeWatch records when kube-proxy changed its routing of the target Service (package
-// observers/routing). A nil *routeWatch does nothing.
+// observers/routing), on the ingress node and, on a kind cluster with several nodes, on every other
+// node too: each node's kube-proxy follows the EndpointSlices on its own, so the lag of each shows.
+// A nil *routeWatch does nothing.
 type routeWatch struct {
-	w   *routing.Watcher
-	log *slog.Logger
+	nodes []nodeRoutes
+	log   *slog.Logger
 }
 
-// startRouting starts the routing watch when the node can be reached (kind). It never fails the
+// nodeRoutes is the watch of one node's kube-proxy.
+type nodeRoutes struct {
+	node    string
+	ingress bool
+	w       *routing.Watcher
+}
+
+// startRouting starts the routing watch when the nodes can be reached (kind). It never fails the
 // run: without it, "after withdrawal" verdicts fall back to the propagation allowance.
 func (r *Runner) startRouting(ctx context.Context, t *deploy.Target, log *slog.Logger) *routeWatch {
 	if os.Getenv(routingEnv) == "off" || r.kit.nodeExec == nil || t.Service == "" {
@@ -32,37 +44,68 @@ func (r *Runner) startRouting(ctx context.Context, t *deploy.Target, log *slog.L
 		log.Warn("no routing watch: verdicts use the propagation allowance for kube-proxy", "err", err)
 		return nil
 	}
-	return &routeWatch{w: w, log: log}
+	rw := &routeWatch{nodes: []nodeRoutes{{node: r.kit.ingressNode, ingress: true, w: w}}, log: log}
+	for _, node := range r.otherNodes(ctx, log) {
+		exec := func(ctx context.Context, args ...string) ([]byte, error) { return r.kit.nodeExecOn(ctx, node, args...) }
+		w, err := routing.Start(ctx, exec, t.Namespace, t.Service, 0, log)
+		if err != nil {
+			log.Warn("no routing watch on this node", "node", node, "err", err)
+			continue
+		}
+		rw.nodes = append(rw.nodes, nodeRoutes{node: node, w: w})
+	}
+	return rw
 }
 
-// record stops the watch and appends one timeline entry per routing change, naming the pod that
-// had the address then. A watch that read nothing records nothing.
+// otherNodes are the cluster's nodes but the ingress node, when each can be reached.
+func (r *Runner) otherNodes(ctx context.Context, log *slog.Logger) []string {
+	if r.kit.nodeExecOn == nil || r.kit.ingressNode == "" || r.Conn == nil || r.Conn.Client == nil {
+		return nil
+	}
+	list, err := r.Conn.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		log.Warn("routing watch on the ingress node only", "err", fmt.Errorf("list nodes: %w", err))
+		return nil
+	}
+	var out []string
+	for _, n := range list.Items {
+		if n.Name != r.kit.ingressNode {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// record stops the watches and appends one timeline entry per routing change, naming the node and
+// the pod that had the address then. A watch that read nothing records nothing.
 func (rw *routeWatch) record(tl *timeline.Timeline) {
 	if rw == nil {
 		return
 	}
-	snaps, err := rw.w.Stop()
-	if err != nil {
-		rw.log.Warn("routing watch", "err", err)
-	}
-	if len(snaps) == 0 {
-		return
-	}
 	book := timeline.Addresses(tl.Entries())
-	for _, c := range routing.Changes(snaps) {
-		t := tl.Since(c.At)
-		e := timeline.Entry{At: c.At, T: t, Kind: timeline.KindRouting, Pod: book.PodAt(c.Addr, t),
-			Routing: &timeline.RoutingChange{Address: c.Addr.String(), Routed: c.Routed}}
-		if !c.Since.IsZero() {
-			e.Routing.Since = tl.Since(c.Since)
+	for _, n := range rw.nodes {
+		snaps, err := n.w.Stop()
+		if err != nil {
+			rw.log.Warn("routing watch", "node", n.node, "err", err)
 		}
-		tl.Append(e)
+		for _, c := range routing.Changes(snaps) {
+			t := tl.Since(c.At)
+			e := timeline.Entry{At: c.At, T: t, Kind: timeline.KindRouting, Pod: book.PodAt(c.Addr, t),
+				Routing: &timeline.RoutingChange{Address: c.Addr.String(), Routed: c.Routed, Node: n.node, Ingress: n.ingress}}
+			if !c.Since.IsZero() {
+				e.Routing.Since = tl.Since(c.Since)
+			}
+			tl.Append(e)
+		}
 	}
 }
 
-// stop ends the watch if record did not.
+// stop ends the watches if record did not.
 func (rw *routeWatch) stop() {
-	if rw != nil {
-		rw.w.Stop()
+	if rw == nil {
+		return
+	}
+	for _, n := range rw.nodes {
+		n.w.Stop()
 	}
 }

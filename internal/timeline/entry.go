@@ -81,7 +81,14 @@ type RoutingChange struct {
 	Address string        `json:"address"`
 	Routed  bool          `json:"routed"`
 	Since   time.Duration `json:"since"`
+	// Node is the node whose kube-proxy it is; Ingress marks the node the host load enters through
+	// (the one "after withdrawal" verdicts time against). An entry without a node is the ingress's.
+	Node    string `json:"node,omitempty"`
+	Ingress bool   `json:"ingress,omitempty"`
 }
+
+// AtIngress reports whether the change is the ingress node's (entries without a node are).
+func (c RoutingChange) AtIngress() bool { return c.Ingress || c.Node == "" }
 
 // EndpointState is one endpoint's conditions with the API's nil defaults already applied
 // (nil ready and serving mean true, nil terminating means false).

@@ -50,7 +50,8 @@ type withdrawnSpan struct {
 func setUnrouted(spans []withdrawnSpan, entries []timeline.Entry, allow time.Duration) bool {
 	var removals map[string][]time.Duration
 	for _, e := range entries {
-		if e.Kind != timeline.KindRouting || e.Routing == nil {
+		// The host load enters through the ingress node: its kube-proxy is the one that counts.
+		if e.Kind != timeline.KindRouting || e.Routing == nil || !e.Routing.AtIngress() {
 			continue
 		}
 		if removals == nil {

@@ -157,6 +157,11 @@ func TestRules(t *testing.T) {
 		{name: "new request after measured routing stop", rule: "no-traffic-after-withdrawal",
 			run:  base().NotReady(13*s, "a").Unrouted(ms(15800), ms(16300), "a").OK(ms(16500), "a").Ready(25*s, "a"),
 			want: verdict.Fail, at: ms(16500), figures: map[string]float64{"after_withdrawal": 1}},
+		// Only the ingress node's kube-proxy carries the host load: another node's earlier stop does not count.
+		{name: "another node's routing stop", rule: "no-traffic-after-withdrawal",
+			run: base().NotReady(13*s, "a").UnroutedOn(ms(13100), ms(13600), "a", "w1").OK(16*s, "a").
+				Unrouted(ms(15800), ms(16300), "a").Ready(25*s, "a"),
+			want: verdict.Pass, figures: map[string]float64{"after_withdrawal": 0}},
 		// …or earlier: a new connection after it cannot have been kube-proxy's lag.
 		{name: "routing stopped early (measured)", rule: "no-traffic-after-withdrawal",
 			run:  base().NotReady(13*s, "a").Unrouted(ms(13100), ms(13600), "a").OK(14*s, "a").Ready(25*s, "a"),

@@ -266,6 +266,12 @@ func (b *Builder) Unrouted(since, t time.Duration, pod string) *Builder {
 		Routing: &timeline.RoutingChange{Address: address(pod), Routed: false, Since: since}})
 }
 
+// UnroutedOn is Unrouted as read on node, a node the host load does not enter through.
+func (b *Builder) UnroutedOn(since, t time.Duration, pod, node string) *Builder {
+	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindRouting, Pod: pod,
+		Routing: &timeline.RoutingChange{Address: address(pod), Routed: false, Since: since, Node: node}})
+}
+
 // WatchGap records an observer's watch-gap mark at t.
 func (b *Builder) WatchGap(t time.Duration, detail string) *Builder {
 	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindMark, Mark: &timeline.Mark{Name: timeline.MarkWatchGap, Detail: detail}})
