@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/probegate/probegate/internal/deploy"
@@ -50,5 +51,44 @@ func TestWorkloadEntryKeepsOnlyProbeAndShutdownSettings(t *testing.T) {
 	e, err = workloadEntry(&deploy.Target{Deployment: "web"}, pod, nil)
 	if err != nil || e.Workload.Kind != "Deployment" || e.Workload.Container != "web" {
 		t.Errorf("default container: %+v, %v", e.Workload, err)
+	}
+}
+
+func TestPlacementIsTheNodesThePodsCanRunOn(t *testing.T) {
+	node := func(name, zone string, mod func(*corev1.Node)) corev1.Node {
+		n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"disk": "ssd"}}}
+		if zone != "" {
+			n.Labels[corev1.LabelTopologyZone] = zone
+		}
+		if mod != nil {
+			mod(&n)
+		}
+		return n
+	}
+	cp := corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}
+	nodes := []corev1.Node{
+		node("w2", "zone-b", nil),
+		node("cp", "", func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{cp} }),
+		node("w1", "zone-a", nil),
+		node("cordoned", "zone-c", func(n *corev1.Node) { n.Spec.Unschedulable = true }),
+		node("hdd", "zone-d", func(n *corev1.Node) { n.Labels["disk"] = "hdd" }),
+		node("soft", "zone-e", func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "x", Effect: corev1.TaintEffectPreferNoSchedule}}
+		}),
+	}
+	names := func(spec corev1.PodSpec) string {
+		var out []string
+		for _, n := range placement(spec, nodes) {
+			out = append(out, n.Node+"@"+n.Zone)
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := names(corev1.PodSpec{}), "hdd@zone-d soft@zone-e w1@zone-a w2@zone-b"; got != want {
+		t.Errorf("no tolerations: %q, want %q", got, want)
+	}
+	tolerant := corev1.PodSpec{NodeSelector: map[string]string{"disk": "ssd"},
+		Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}
+	if got, want := names(tolerant), "cp@ soft@zone-e w1@zone-a w2@zone-b"; got != want {
+		t.Errorf("tolerating the control plane, on ssd: %q, want %q", got, want)
 	}
 }
