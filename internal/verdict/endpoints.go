@@ -79,3 +79,14 @@ func (h endpointHistory) steps() []readyStep {
 	}
 	return out
 }
+
+// readyOver returns the ready set at span's start and after every endpoint change within it.
+func (h endpointHistory) readyOver(span Span) []readyStep {
+	out := []readyStep{{T: span.Start, Ready: h.ReadyAt(span.Start)}}
+	for _, s := range h.steps() {
+		if s.T > span.Start && s.T <= span.End {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -34,59 +34,48 @@ func judgeMinReadyEndpoints(in Input) Result {
 	r.window("ready endpoints ≥ min", "", load.Start, load.End, r.Expected)
 
 	// The ready count as a step function over the load.
-	type step struct {
-		t     time.Duration
-		seq   int64
-		pod   string
-		ready []string
-	}
-	steps := []step{{t: load.Start, ready: eps.ReadyAt(load.Start)}}
-	for _, s := range eps.steps() {
-		if s.T > load.Start && s.T <= load.End {
-			steps = append(steps, step{s.T, s.Seq, s.Pod, s.Ready})
-		}
-	}
-	lowest := len(steps[0].ready)
+	steps := eps.readyOver(load)
+	lowest := len(steps[0].Ready)
 	var below, longest time.Duration
 	dips := 0
 	for i, s := range steps {
-		lowest = min(lowest, len(s.ready))
-		if len(s.ready) >= need {
+		lowest = min(lowest, len(s.Ready))
+		if len(s.Ready) >= need {
 			continue
 		}
 		end := load.End
 		if i+1 < len(steps) {
-			end = steps[i+1].t
+			end = steps[i+1].T
 		}
 		// Merge consecutive low steps into one dip.
-		if i > 0 && len(steps[i-1].ready) < need {
-			below += end - s.t
+		if i > 0 && len(steps[i-1].Ready) < need {
+			below += end - s.T
 			continue
 		}
 		dipEnd := end
-		for j := i + 1; j < len(steps) && len(steps[j].ready) < need; j++ {
+		for j := i + 1; j < len(steps) && len(steps[j].Ready) < need; j++ {
 			dipEnd = load.End
 			if j+1 < len(steps) {
-				dipEnd = steps[j+1].t
+				dipEnd = steps[j+1].T
 			}
 		}
-		below += end - s.t
-		d := dipEnd - s.t
+		below += end - s.T
+		d := dipEnd - s.T
 		longest = max(longest, d)
 		dips++
-		ready := strings.Join(s.ready, ", ")
+		ready := strings.Join(s.Ready, ", ")
 		if ready == "" {
 			ready = "none"
 		}
 		if d < grace {
-			r.add(atEntry(s.t, s.seq, "%d ready (%s) for %s after %s changed: within the %s grace", len(s.ready), ready, dur(d), s.pod, dur(grace)))
+			r.add(atEntry(s.T, s.Seq, "%d ready (%s) for %s after %s changed: within the %s grace", len(s.Ready), ready, dur(d), s.Pod, dur(grace)))
 			continue
 		}
-		r.failAt(s.t)
-		if s.pod == "" {
-			r.add(atTime(s.t, "%d ready (%s) when the load started", len(s.ready), ready))
+		r.failAt(s.T)
+		if s.Pod == "" {
+			r.add(atTime(s.T, "%d ready (%s) when the load started", len(s.Ready), ready))
 		} else {
-			r.add(atEntry(s.t, s.seq, "%d ready (%s) after %s's endpoint changed, for %s", len(s.ready), ready, s.pod, dur(d)))
+			r.add(atEntry(s.T, s.Seq, "%d ready (%s) after %s's endpoint changed, for %s", len(s.Ready), ready, s.Pod, dur(d)))
 		}
 	}
 	r.Observed = fmt.Sprintf("lowest %d ready endpoints; below %d for %s in %d dips (longest %s)", lowest, need, dur(below), dips, dur(longest))

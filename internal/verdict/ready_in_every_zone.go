@@ -62,25 +62,18 @@ func judgeReadyInEveryZone(in Input) Result {
 
 	// Each zone's ready pods as a step function over the load.
 	type step struct {
-		t      time.Duration
-		seq    int64
-		pod    string
+		readyStep
 		byZone map[string][]string
 	}
-	split := func(ready []string) map[string][]string {
-		m := map[string][]string{}
-		for _, p := range ready {
+	var steps []step
+	for _, s := range eps.readyOver(load) {
+		byZone := map[string][]string{}
+		for _, p := range s.Ready {
 			if z := podZone[p]; z != "" {
-				m[z] = append(m[z], p)
+				byZone[z] = append(byZone[z], p)
 			}
 		}
-		return m
-	}
-	steps := []step{{t: load.Start, byZone: split(eps.ReadyAt(load.Start))}}
-	for _, s := range eps.steps() {
-		if s.T > load.Start && s.T <= load.End {
-			steps = append(steps, step{s.T, s.Seq, s.Pod, split(s.Ready)})
-		}
+		steps = append(steps, step{s, byZone})
 	}
 	var observed []string
 	lowestAll := -1
@@ -103,21 +96,21 @@ func judgeReadyInEveryZone(in Input) Result {
 			}
 			end := load.End
 			if j+1 < len(steps) {
-				end = steps[j+1].t
+				end = steps[j+1].T
 			}
-			d := end - steps[i].t
+			d := end - steps[i].T
 			below += d
 			longest = max(longest, d)
 			dips++
-			r.failAt(steps[i].t)
+			r.failAt(steps[i].T)
 			ready := strings.Join(steps[i].byZone[z], ", ")
 			if ready == "" {
 				ready = "none"
 			}
-			if steps[i].pod == "" {
-				r.add(atTime(steps[i].t, "zone %s: %d ready (%s) when the load started, for %s", z, n, ready, dur(d)))
+			if steps[i].Pod == "" {
+				r.add(atTime(steps[i].T, "zone %s: %d ready (%s) when the load started, for %s", z, n, ready, dur(d)))
 			} else {
-				r.add(atEntry(steps[i].t, steps[i].seq, "zone %s: %d ready (%s) after %s's endpoint changed, for %s", z, n, ready, steps[i].pod, dur(d)))
+				r.add(atEntry(steps[i].T, steps[i].Seq, "zone %s: %d ready (%s) after %s's endpoint changed, for %s", z, n, ready, steps[i].Pod, dur(d)))
 			}
 			i = j
 		}

@@ -52,15 +52,7 @@ func TestReadyInEveryZone(t *testing.T) {
 			if !strings.Contains(res.Observed, c.observed) {
 				t.Errorf("observed %q, want it to contain %q", res.Observed, c.observed)
 			}
-			if c.evidence == "" {
-				return
-			}
-			for _, e := range res.Evidence {
-				if strings.Contains(e.Note, c.evidence) {
-					return
-				}
-			}
-			t.Errorf("no evidence %q in %+v", c.evidence, res.Evidence)
+			checkEvidence(t, res, c.evidence)
 		})
 	}
 }
