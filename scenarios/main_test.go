@@ -10,7 +10,7 @@ package scenarios
 //	go test ./scenarios/... -run MutationMatrix -args --labels=kind=mutation
 //
 // Reports go to $PROBEGATE_SUITE_OUT (default _out/suite) when the suite finishes; at most
-// $PROBEGATE_SUITE_SLOTS scenarios (default 3) run side by side.
+// $PROBEGATE_SUITE_SLOTS scenarios (default: as many as `probegate run` would) run side by side.
 
 import (
 	"context"
@@ -107,7 +107,7 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if kc != nil {
 		nodes = len(kc.Nodes)
 	}
-	slots, err := suiteSlots()
+	slots, err := suiteSlots(nodes)
 	if err != nil {
 		return ctx, err
 	}
@@ -123,17 +123,15 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	return ctx, nil
 }
 
-// defaultSuiteSlots bounds how many scenarios the suite runs side by side: three of the four port
-// slots. With four, scenarios deploying together on two cores delayed probes and endpoint updates
-// past the oracle's windows (recovery-within 6.7 s against 4.7 s in db-outage, 5.2 s in
-// flapping-dependency; eviction-under-load's failed-requests-budget in CI).
-const defaultSuiteSlots = 3
-
-// suiteSlots is PROBEGATE_SUITE_SLOTS (1 to cluster.Slots), else defaultSuiteSlots.
-func suiteSlots() (int, error) {
+// suiteSlots bounds how many scenarios the suite runs side by side: PROBEGATE_SUITE_SLOTS (1 to
+// cluster.Slots), else as many as `probegate run` would (cluster.DefaultParallel: 2 on a 2-core
+// machine with one node). With all four port slots, scenarios deploying together on two cores
+// delayed probes and endpoint updates past the oracle's windows (recovery-within 6.7 s against
+// 4.7 s in db-outage, 5.2 s in flapping-dependency, a rolling update 15 s below its ready minimum).
+func suiteSlots(nodes int) (int, error) {
 	v := os.Getenv("PROBEGATE_SUITE_SLOTS")
 	if v == "" {
-		return defaultSuiteSlots, nil
+		return cluster.DefaultParallel(nodes), nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > cluster.Slots {
