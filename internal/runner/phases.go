@@ -46,7 +46,8 @@ type scenarioRun struct {
 
 	// What the phases produced.
 	target    *deploy.Target
-	pod       *corev1.Pod // the live target pod the oracle is computed from
+	pod       *corev1.Pod   // the live target pod the oracle is computed from
+	nodes     []corev1.Node // the cluster's nodes after deploy (placement, routing watches); nil when unlisted
 	obs       observation
 	attr      *connAttribution
 	routes    *routeWatch
@@ -200,13 +201,12 @@ func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
 	if s.pod, err = s.r.livePod(ctx, target); err != nil {
 		return err
 	}
-	var nodes []corev1.Node
 	if list, lerr := s.r.Conn.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); lerr != nil {
 		s.log.Warn("list the cluster's nodes", "err", lerr)
 	} else {
-		nodes = list.Items
+		s.nodes = list.Items
 	}
-	if e, werr := workloadEntry(target, s.pod, nodes); werr != nil {
+	if e, werr := workloadEntry(target, s.pod, s.nodes); werr != nil {
 		s.log.Warn("record the workload's settings", "err", werr)
 	} else {
 		s.tl.Append(e)
@@ -227,7 +227,7 @@ func (s *scenarioRun) observe(ctx context.Context) error {
 	s.mark("observers-synced", "")
 	s.attr = s.r.startAttribution(ctx, s.target, s.log) // conntrack attribution: attribution.go
 	s.onEnd(s.attr.stop)
-	s.routes = s.r.startRouting(ctx, s.target, s.log) // kube-proxy's routing: routing.go
+	s.routes = s.r.startRouting(ctx, s.target, s.nodes, s.log) // kube-proxy's routing: routing.go
 	s.onEnd(s.routes.stop)
 	return nil
 }

@@ -2,11 +2,10 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/timeline"
@@ -35,7 +34,7 @@ type nodeRoutes struct {
 
 // startRouting starts the routing watch when the nodes can be reached (kind). It never fails the
 // run: without it, "after withdrawal" verdicts fall back to the propagation allowance.
-func (r *Runner) startRouting(ctx context.Context, t *deploy.Target, log *slog.Logger) *routeWatch {
+func (r *Runner) startRouting(ctx context.Context, t *deploy.Target, nodes []corev1.Node, log *slog.Logger) *routeWatch {
 	if os.Getenv(routingEnv) == "off" || r.kit.nodeExec == nil || t.Service == "" {
 		return nil
 	}
@@ -45,7 +44,7 @@ func (r *Runner) startRouting(ctx context.Context, t *deploy.Target, log *slog.L
 		return nil
 	}
 	rw := &routeWatch{nodes: []nodeRoutes{{node: r.kit.ingressNode, ingress: true, w: w}}, log: log}
-	for _, node := range r.otherNodes(ctx, log) {
+	for _, node := range r.otherNodes(nodes) {
 		exec := func(ctx context.Context, args ...string) ([]byte, error) { return r.kit.nodeExecOn(ctx, node, args...) }
 		w, err := routing.Start(ctx, exec, t.Namespace, t.Service, 0, log)
 		if err != nil {
@@ -57,18 +56,13 @@ func (r *Runner) startRouting(ctx context.Context, t *deploy.Target, log *slog.L
 	return rw
 }
 
-// otherNodes are the cluster's nodes but the ingress node, when each can be reached.
-func (r *Runner) otherNodes(ctx context.Context, log *slog.Logger) []string {
-	if r.kit.nodeExecOn == nil || r.kit.ingressNode == "" || r.Conn == nil || r.Conn.Client == nil {
-		return nil
-	}
-	list, err := r.Conn.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		log.Warn("routing watch on the ingress node only", "err", fmt.Errorf("list nodes: %w", err))
+// otherNodes are the names of nodes but the ingress node, when each can be reached.
+func (r *Runner) otherNodes(nodes []corev1.Node) []string {
+	if r.kit.nodeExecOn == nil || r.kit.ingressNode == "" {
 		return nil
 	}
 	var out []string
-	for _, n := range list.Items {
+	for _, n := range nodes {
 		if n.Name != r.kit.ingressNode {
 			out = append(out, n.Name)
 		}
