@@ -1,11 +1,13 @@
 package lint
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,13 +157,59 @@ func downloadModule(mod, workDir string) (string, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	var res struct{ Dir, Error string }
+	var res struct{ Path, Version, Dir, Zip, Sum, Error string }
 	if jerr := json.Unmarshal(out, &res); res.Error != "" {
+		// The go command refuses to extract a module that needs a newer Go than this one, though it
+		// has downloaded and checked the zip (Sum is set): only its manifests are read, so unpack it.
+		if res.Zip != "" && res.Sum != "" {
+			return unzipModule(res.Zip, filepath.Join(workDir, "unzipped"), res.Path+"@"+res.Version)
+		}
 		return "", errors.New(res.Error)
 	} else if err != nil || jerr != nil || res.Dir == "" {
 		return "", fmt.Errorf("go mod download: %v %v %s", err, jerr, strings.TrimSpace(stderr.String()))
 	}
 	return res.Dir, nil
+}
+
+// unzipModule extracts a module zip (checked by the go command) under dest and returns the module's
+// root there: a module zip holds every file under "module@version/".
+func unzipModule(zipPath, dest, prefix string) (string, error) {
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		return "", fmt.Errorf("open module zip: %w", err)
+	}
+	defer zr.Close()
+	root := filepath.Join(dest, filepath.FromSlash(prefix))
+	for _, f := range zr.File {
+		rel, ok := strings.CutPrefix(f.Name, prefix+"/")
+		if !ok || !filepath.IsLocal(filepath.FromSlash(rel)) || strings.HasSuffix(f.Name, "/") {
+			continue
+		}
+		if err := unzipFile(f, filepath.Join(root, filepath.FromSlash(rel))); err != nil {
+			return "", err
+		}
+	}
+	return root, nil
+}
+
+func unzipFile(f *zip.File, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	in, err := f.Open()
+	if err != nil {
+		return fmt.Errorf("read %s from the module zip: %w", f.Name, err)
+	}
+	defer in.Close()
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("extract %s: %w", f.Name, err)
+	}
+	return out.Close()
 }
 
 // lintEntry lints one corpus entry from the module cache, as `probegate lint` with default settings
