@@ -421,12 +421,54 @@ func TestRealCorpus(t *testing.T) {
 		len(linted), s.TP, s.FP, s.Labelled, s.Misses)
 	t.Logf("precision %.3f (held >= %.3f, goal >= %.2f), recall %.3f (held >= %.3f)",
 		s.precision(), corpusMinPrecision, corpusPrecisionGoal, s.recall(), corpusMinRecall)
+	checkGoodInstallsPass(t, labels, linted)
 	if p := s.precision(); p < corpusMinPrecision {
 		t.Errorf("precision %.3f on warnings and errors fell below the labelled corpus's %.3f", p, corpusMinPrecision)
 	}
 	if r := s.recall(); r < corpusMinRecall {
 		t.Errorf("recall %.3f is below the labelled corpus's %.3f: a true positive is no longer found", r, corpusMinRecall)
 	}
+}
+
+// corpusGateExceptions are the corpus installs an expert calls good (no TP or MISS label) that
+// `--fail-on warning` still fails, each with why lint cannot tell from the manifest. The user's way
+// out is the per-object annotation probegate.dev/ignore with the reason below.
+var corpusGateExceptions = map[string]string{
+	"kwok": "PG009 and PG007 on kwok-controller: its ClusterIP Service (port \"http\", the probe port) " +
+		"serves only scrapers and nothing in the manifests says so",
+}
+
+// checkGoodInstallsPass holds the issue's third bar: `--fail-on warning` passes on every linted
+// install whose labels hold no real problem (no TP, no MISS), except the listed exceptions; an
+// exception that passes is stale.
+func checkGoodInstallsPass(t *testing.T, labels map[string]corpusLabel, linted map[string]*Report) {
+	t.Helper()
+	bad := map[string]bool{}
+	for _, l := range labels {
+		if l.Verdict == "TP" || l.Verdict == "MISS" {
+			bad[strings.Fields(l.Key)[0]] = true
+		}
+	}
+	var good, passed []string
+	for name, rep := range linted {
+		if bad[name] {
+			continue
+		}
+		good = append(good, name)
+		why, excepted := corpusGateExceptions[name]
+		switch {
+		case !rep.Failed():
+			passed = append(passed, name)
+			if excepted {
+				t.Errorf("%s passes --fail-on warning now: drop it from corpusGateExceptions (%s)", name, why)
+			}
+		case !excepted:
+			t.Errorf("%s: no real problem is labelled, yet --fail-on warning fails it (%d findings at warning or above)",
+				name, AtOrAbove(rep.Findings, Warning))
+		}
+	}
+	t.Logf("--fail-on warning passes %d of the %d installs with no labelled problem; known exceptions: %v",
+		len(passed), len(good), corpusGateExceptions)
 }
 
 // BenchmarkLintCorpus prints the corpus figures for `make bench`: precision, recall and the time to
