@@ -15,7 +15,7 @@ func TestCatalogueLoads(t *testing.T) {
 	}
 	want := []string{"cold-start", "db-outage", "db-slowness", "drain-exceeds-grace", "event-loop-stall",
 		"eviction-under-load", "flapping-dependency", "long-request-drain", "node-drain", "node-loss", "overload", "pod-delete-under-load",
-		"process-freeze", "rolling-update-under-load", "zone-spread"}
+		"process-freeze", "rolling-update-under-load", "short-freeze", "zone-spread"}
 	if got := strings.Join(c.Names(), ","); got != strings.Join(want, ",") {
 		t.Fatalf("scenarios = %s", got)
 	}

@@ -113,7 +113,7 @@ func TestLintExitCodes(t *testing.T) {
 					t.Errorf("-o %s output is not JSON: %v", c.name, err)
 				}
 			case c.name == "explain":
-				if !strings.Contains(stdout, "liveness-before-readiness") || !strings.Contains(stdout, "event-loop-stall") {
+				if !strings.Contains(stdout, "liveness-before-readiness") || !strings.Contains(stdout, "short-freeze") {
 					t.Errorf("explain output: %s", stdout)
 				}
 			}

@@ -124,7 +124,7 @@ func TestListNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := strings.Fields(out.String())
-	if len(names) != 15 || names[0] != "cold-start" || names[14] != "zone-spread" {
+	if len(names) != 16 || names[0] != "cold-start" || names[15] != "zone-spread" {
 		t.Fatalf("list -o name = %v", names)
 	}
 }

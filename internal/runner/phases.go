@@ -291,6 +291,15 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 	}
 	var planned []*plannedFault
 	for i, f := range sc.Faults {
+		if f.Until != "" {
+			var why string
+			if f, why = holdUntil(sc, f, s.pod); why != "" {
+				s.log.Warn("fault skipped", "fault", fmt.Sprintf("faults[%d] %s", i, f.Type), "why", why)
+				planned = append(planned, &plannedFault{Index: i, Spec: f, Skip: why})
+				continue
+			}
+			s.log.Info("fault held until the target's own timing", "fault", fmt.Sprintf("faults[%d] %s", i, f.Type), "until", f.Until, "for", f.Duration)
+		}
 		env := faultEnv{
 			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,
 			Rand:      root.Fork("faults/" + strconv.Itoa(i) + "/" + f.Type),

@@ -128,6 +128,11 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 					}},
 					"at":       {required: true, decode: func(n *yaml.Node, p string) { r.duration(n, p, &f.At) }},
 					"duration": {decode: func(n *yaml.Node, p string) { r.duration(n, p, &f.Duration) }},
+					"until": {decode: func(n *yaml.Node, p string) {
+						if r.str(n, p, &f.Until); f.Until != "" {
+							checkName(r, n, p, "moment", f.Until, UntilValues)
+						}
+					}},
 					"params": {decode: func(n *yaml.Node, p string) {
 						paramsNode = n
 						r.params(n, p, &f.Params)

@@ -108,6 +108,8 @@ func TestParseBad(t *testing.T) {
 			"bad.yaml:3: load.duration: missing required field"},
 		{"missing fault type", "name: x\nload: {rate: 10, duration: 10s}\nfaults:\n  - at: 1s\nexpect: [no-liveness-restarts]\n",
 			"bad.yaml:4: faults[0].type: missing required field"},
+		{"unknown until", "name: x\nload: {rate: 10, duration: 10s}\nfaults:\n  - type: pod-delete\n    at: 1s\n    until: readiness-gone\nexpect: [no-liveness-restarts]\n",
+			`bad.yaml:6: faults[0].until: unknown moment "readiness-gone" (known: readiness-withdrawn)`},
 		{"unknown fault type", "name: x\nload: {rate: 10, duration: 10s}\nfaults:\n  - type: db-slow\n    at: 1s\nexpect: [no-liveness-restarts]\n",
 			`bad.yaml:4: faults[0].type: unknown fault type "db-slow" (known: db-latency, pod-delete, stall)`},
 		{"unknown rule bare", "name: x\nload: {rate: 10, duration: 10s}\nexpect:\n  - no-liveness-restarts\n  - zero-errors\n",

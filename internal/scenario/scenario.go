@@ -64,11 +64,14 @@ type Load struct {
 }
 
 // Fault is one fault injected At after the load starts and reverted Duration later (zero Duration:
-// a one-shot action such as a pod deletion).
+// a one-shot action such as a pod deletion). With Until set, the fault is held until that moment of
+// the target's own probe timing and then Duration more; the runner resolves it from the deployed
+// pod's probes (ResolveUntil) before the load starts.
 type Fault struct {
 	Type     string            `json:"type"`
 	At       time.Duration     `json:"at"`
 	Duration time.Duration     `json:"duration,omitempty"`
+	Until    string            `json:"until,omitempty"`
 	Params   map[string]string `json:"params,omitempty"`
 	// Line is the fault's line in its file.
 	Line int `json:"-"`
@@ -76,6 +79,13 @@ type Fault struct {
 
 // End is when the fault is reverted, as an offset from the load start.
 func (f Fault) End() time.Duration { return f.At + f.Duration }
+
+// UntilReadinessWithdrawn holds a fault until the target's readiness has withdrawn the pod at worst
+// (the oracle's readiness detection deadline: failureThreshold × period + timeout + propagation).
+const UntilReadinessWithdrawn = "readiness-withdrawn"
+
+// UntilValues are the moments a fault may be held until.
+var UntilValues = []string{UntilReadinessWithdrawn}
 
 // Expectation names a verdict rule that must PASS, with its parameters.
 type Expectation struct {
