@@ -78,7 +78,7 @@ func (c PodChoice) choose(ctx context.Context) (*corev1.Pod, string, error) {
 		}
 		byName[p.Name] = p
 		running = append(running, p.Name)
-		if podReady(p) {
+		if PodReady(p) {
 			ready = append(ready, p.Name)
 		}
 	}
@@ -128,7 +128,8 @@ func chosenParams(how string) map[string]string {
 	return params
 }
 
-func podReady(p *corev1.Pod) bool {
+// PodReady reports whether p's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

@@ -10,12 +10,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/loadgen"
 	"github.com/probegate/probegate/loadgen/agent"
@@ -126,7 +128,7 @@ func (a agentLoad) createAgents(ctx context.Context, ns string) ([]string, error
 			if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 				return false, fmt.Errorf("agent pod %s ended (%s): %s", name, p.Status.Phase, p.Status.Message)
 			}
-			if !podReady(p) {
+			if !faults.PodReady(p) {
 				return false, nil
 			}
 		}
@@ -137,15 +139,6 @@ func (a agentLoad) createAgents(ctx context.Context, ns string) ([]string, error
 		return nil, fmt.Errorf("in-cluster load: agent pods not ready within %s (is %s in the cluster?): %w", agentReadyTimeout, a.image, err)
 	}
 	return names, nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // agentPod is one load agent: the agent image, a readiness probe on its control port, and a
@@ -164,6 +157,14 @@ func agentPod(ns, name, image string) *corev1.Pod {
 				ReadinessProbe: &corev1.Probe{
 					ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(agent.Port)}},
 					PeriodSeconds: 1,
+				},
+				// Requests make the agent Burstable, not BestEffort (the first evicted under node
+				// pressure), and count it in the scheduler's sums; no CPU limit, whose throttling
+				// would show up as late sends. The memory limit is far above the measured peak
+				// (agent-mem-peak ≈ 13 MiB): records stream out, nothing accumulates.
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
 				},
 			}},
 			// Agents spread over nodes, and the first takes the control plane when it can (the target's

@@ -31,3 +31,18 @@ func TestServicePort(t *testing.T) {
 		t.Error("a UDP-only Service was accepted")
 	}
 }
+
+// TestAgentPodResources: an agent requests CPU and memory (Burstable, not BestEffort, so node
+// pressure does not evict it first) and has no CPU limit to throttle its sends.
+func TestAgentPodResources(t *testing.T) {
+	c := agentPod("ns", "a0", "probegate/agent:dev").Spec.Containers[0]
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
+		t.Errorf("agent requests %v: want CPU and memory", c.Resources.Requests)
+	}
+	if _, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		t.Errorf("agent has a CPU limit %v: throttling would delay sends", c.Resources.Limits.Cpu())
+	}
+	if c.Resources.Limits.Memory().Cmp(*c.Resources.Requests.Memory()) < 0 {
+		t.Errorf("memory limit %v below the request %v", c.Resources.Limits.Memory(), c.Resources.Requests.Memory())
+	}
+}

@@ -128,7 +128,7 @@ func (n nodeAgents) check(ctx context.Context) (map[string]string, int, error) {
 		if why := podStuck(p); why != "" {
 			return nil, 0, fmt.Errorf("node agent: pod %s on node %s: %s%s", p.Name, p.Spec.NodeName, why, n.hint(why))
 		}
-		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && podReady(p) {
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && faults.PodReady(p) {
 			ready[p.Spec.NodeName] = p.Name
 		}
 	}
