@@ -51,28 +51,7 @@ func propagation(entries []timeline.Entry) []NodePropagation {
 		return nil
 	}
 	slices.Sort(nodes)
-	eps := timeline.Endpoints(entries)
-	type withdrawal struct {
-		pod      string
-		from, to time.Duration // out of rotation from, back in rotation at (or never)
-	}
-	var ws []withdrawal
-	for _, p := range eps.Pods {
-		steps := eps.ByPod[p]
-		for i := 1; i < len(steps); i++ {
-			if !steps[i-1].InRotation() || steps[i].InRotation() {
-				continue
-			}
-			w := withdrawal{pod: p, from: steps[i].T, to: time.Duration(1<<63 - 1)}
-			for _, s := range steps[i+1:] {
-				if s.InRotation() {
-					w.to = s.T
-					break
-				}
-			}
-			ws = append(ws, w)
-		}
-	}
+	ws := timeline.Endpoints(entries).Withdrawals()
 	if len(ws) == 0 {
 		return nil
 	}
@@ -83,8 +62,8 @@ func propagation(entries []timeline.Entry) []NodePropagation {
 		for _, w := range ws {
 			found := false
 			for _, r := range byNode[n] {
-				if r.pod == w.pod && r.t >= w.from-timeline.WatchLag && r.t < w.to {
-					lags = append(lags, max(r.t-w.from, 0))
+				if r.pod == w.Pod && r.t >= w.From.T-timeline.WatchLag && r.t < w.Back {
+					lags = append(lags, max(r.t-w.From.T, 0))
 					found = true
 					break
 				}

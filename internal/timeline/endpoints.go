@@ -108,3 +108,37 @@ func (h EndpointHistory) Bands(end time.Duration) []EndpointBand {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].From < out[j].From })
 	return out
 }
+
+// Never is the end of a span that did not end during the run.
+const Never = time.Duration(1<<63 - 1)
+
+// Withdrawal is one span of a pod out of rotation: From is the change that took it out (ready to
+// not ready, terminating or removed), Back when it was in rotation again (Never if not in the run).
+type Withdrawal struct {
+	Pod  string
+	From EndpointStep
+	Back time.Duration
+}
+
+// Withdrawals returns every span out of rotation that began with a withdrawal, by pod (in Pods'
+// order), each pod's in time order. An endpoint that was never in rotation has none.
+func (h EndpointHistory) Withdrawals() []Withdrawal {
+	var out []Withdrawal
+	for _, pod := range h.Pods {
+		steps := h.ByPod[pod]
+		for i := 1; i < len(steps); i++ {
+			if !steps[i-1].InRotation() || steps[i].InRotation() {
+				continue
+			}
+			w := Withdrawal{Pod: pod, From: steps[i], Back: Never}
+			for _, s := range steps[i+1:] {
+				if s.InRotation() {
+					w.Back = s.T
+					break
+				}
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -56,3 +56,35 @@ func TestWatchGaps(t *testing.T) {
 		t.Errorf("gaps = %+v", gaps)
 	}
 }
+
+// Withdrawals: each span out of rotation that follows one in it, with when the pod came back; an
+// endpoint that was never in rotation has none, and one that never came back ends Never.
+func TestWithdrawals(t *testing.T) {
+	const s = time.Second
+	ready := &timeline.EndpointState{Ready: true, Serving: true}
+	notReady := &timeline.EndpointState{}
+	draining := &timeline.EndpointState{Serving: true, Terminating: true}
+	entries := []timeline.Entry{
+		endpoint(1*s, "a", timeline.EndpointAdded, ready),
+		endpoint(3*s, "a", timeline.EndpointChanged, notReady),
+		endpoint(4*s, "a", timeline.EndpointChanged, notReady),
+		endpoint(6*s, "a", timeline.EndpointChanged, ready),
+		endpoint(9*s, "a", timeline.EndpointChanged, draining),
+		endpoint(10*s, "a", timeline.EndpointRemoved, nil),
+		endpoint(1*s, "b", timeline.EndpointAdded, notReady), // never in rotation
+		endpoint(7*s, "b", timeline.EndpointRemoved, nil),
+	}
+	got := timeline.Endpoints(entries).Withdrawals()
+	want := []struct {
+		pod        string
+		from, back time.Duration
+	}{{"a", 3 * s, 6 * s}, {"a", 9 * s, timeline.Never}}
+	if len(got) != len(want) {
+		t.Fatalf("withdrawals = %+v, want %+v", got, want)
+	}
+	for i, w := range want {
+		if got[i].Pod != w.pod || got[i].From.T != w.from || got[i].Back != w.back {
+			t.Errorf("withdrawal %d = %s %s–%s, want %s %s–%s", i, got[i].Pod, got[i].From.T, got[i].Back, w.pod, w.from, w.back)
+		}
+	}
+}

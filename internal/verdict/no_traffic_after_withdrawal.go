@@ -78,27 +78,13 @@ func setUnrouted(spans []withdrawnSpan, entries []timeline.Entry, allow time.Dur
 // was using (with keep-alive, one it would go on reusing).
 const heldWindow = 2 * time.Second
 
-const maxDuration = time.Duration(1<<63 - 1)
+const maxDuration = timeline.Never
 
 func withdrawnSpans(eps endpointHistory) []withdrawnSpan {
-	var out []withdrawnSpan
-	for _, pod := range eps.Pods {
-		t := time.Duration(-1 << 62)
-		for {
-			w, ok := eps.withdrawal(pod, t)
-			if !ok {
-				break
-			}
-			span := withdrawnSpan{pod: pod, from: w, to: maxDuration}
-			if back, ok := eps.readyAgain(pod, w.T+1); ok {
-				span.to = back.T
-			}
-			out = append(out, span)
-			if span.to == maxDuration {
-				break
-			}
-			t = span.to + 1
-		}
+	ws := eps.Withdrawals()
+	out := make([]withdrawnSpan, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, withdrawnSpan{pod: w.Pod, from: w.From, to: w.Back})
 	}
 	return out
 }
