@@ -173,6 +173,9 @@ func failureText(s *ScenarioReport, v verdict.Result) string {
 	if v.At != nil {
 		fmt.Fprintf(&b, "at:       %s\n", Offset(*v.At))
 	}
+	for _, c := range v.Caveats {
+		fmt.Fprintf(&b, "caveat:   %s\n", c)
+	}
 	for _, e := range v.Evidence {
 		fmt.Fprintf(&b, "evidence: %s\n", evidenceLine(s, e))
 	}

@@ -19,6 +19,8 @@ type Summary struct {
 	Faults   []FaultInterval `json:"faults,omitempty"`
 	// Propagation is each watched node's kube-proxy lag after the run's withdrawals.
 	Propagation []NodePropagation `json:"propagation,omitempty"`
+	// Host is how starved for CPU the machine running a local cluster was (nil for a remote one).
+	Host *HostFigures `json:"host,omitempty"`
 }
 
 // RequestFigures counts the load. Sent comes from the load generator's per-second windows (what
@@ -75,6 +77,7 @@ func Summarise(entries []timeline.Entry, reqs []timeline.Request) Summary {
 	s.Requests = requestFigures(entries, reqs)
 	s.Faults = FaultIntervals(entries, s.Span)
 	s.Propagation = propagation(entries)
+	s.Host = hostFigures(entries)
 
 	pods := map[string]*PodFigures{}
 	pod := func(name string) *PodFigures {

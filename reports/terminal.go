@@ -60,6 +60,9 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 			if line := propagationLine(s.Summary.Propagation); line != "" {
 				fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))
 			}
+			if line := hostLine(s.Summary.Host); line != "" {
+				fmt.Fprintf(&b, "  %s\n", paint(ansiYellow, line))
+			}
 		}
 		if s.Oracle != nil {
 			for _, a := range s.Oracle.Assumptions {
@@ -84,6 +87,9 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 			b.WriteByte('\n')
 			for _, u := range v.Unshown {
 				fmt.Fprintf(&b, "  %s  could not show: %s\n", strings.Repeat(" ", statusW), u)
+			}
+			for _, c := range v.Caveats {
+				fmt.Fprintf(&b, "  %s  %s\n", strings.Repeat(" ", statusW), paint(ansiYellow, "caveat: "+c))
 			}
 			for _, tol := range v.Tolerances {
 				if !strings.Contains(tol, "(rule default)") { // the scenario's own; defaults are in report.html

@@ -116,6 +116,19 @@ func TestTerminalShowsTheScenariosTolerances(t *testing.T) {
 	}
 }
 
+func TestTerminalShowsACaveat(t *testing.T) {
+	r := reportstest.SampleReport(50)
+	v := &r.Scenarios[0].Verdicts[0]
+	v.Caveats = []string{"the host was starved for CPU at 20s–30s"}
+	var out bytes.Buffer
+	if err := reports.WriteTerminal(&out, r, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "caveat: the host was starved for CPU at 20s–30s\n") {
+		t.Errorf("the caveat is not shown:\n%s", out.String())
+	}
+}
+
 func TestTerminalShowsACappedAppLag(t *testing.T) {
 	r := reportstest.SampleReport(50)
 	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", ReadinessProbe: &corev1.Probe{

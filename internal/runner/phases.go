@@ -229,6 +229,8 @@ func (s *scenarioRun) observe(ctx context.Context) error {
 	s.onEnd(s.attr.stop)
 	s.routes = s.r.startRouting(ctx, s.target, s.nodes, s.log) // kube-proxy's routing: routing.go
 	s.onEnd(s.routes.stop)
+	host := s.r.startHostCPU(ctx, s.tl, s.log)
+	s.onEnd(host.Stop)
 	return nil
 }
 

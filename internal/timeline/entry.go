@@ -28,6 +28,8 @@ const (
 	// ProbeLatency: how long one container's probes of one kind took, as kubelet counted them (read once,
 	// at the run's end: the counts cover the pod's life).
 	KindProbeLatency Kind = "probe-latency"
+	// Host: one interval of the machine the harness shares with a local cluster (CPU pressure).
+	KindHost Kind = "host"
 )
 
 // Entry is one thing that happened. T is the offset from the timeline's start measured on the
@@ -57,6 +59,18 @@ type Entry struct {
 	Workload  *WorkloadSpec       `json:"workload,omitempty"`
 	Routing   *RoutingChange      `json:"routing,omitempty"`
 	Latency   *ProbeLatency       `json:"latency,omitempty"`
+	Host      *HostSample         `json:"host,omitempty"`
+}
+
+// HostSample is one interval on the machine that runs the harness and a local cluster's nodes
+// (their kubelets, kube-proxies and pods): the share of it in which some runnable task waited for a
+// CPU (Linux pressure stall information, "some"), and the runnable tasks per CPU at its end. On a
+// starved host probes, kube-proxy and the harness itself run late, whatever the target does.
+type HostSample struct {
+	Interval   time.Duration `json:"interval"`
+	CPUWaiting float64       `json:"cpuWaiting"` // 0..1
+	Runnable   int           `json:"runnable"`
+	CPUs       int           `json:"cpus"`
 }
 
 // ProbeLatency is kubelet's histogram of one container's probe durations of one kind

@@ -35,8 +35,11 @@ type Result struct {
 	// Unshown says, for an INCONCLUSIVE verdict, what could not be shown and why (one line each).
 	Unshown []string `json:"unshown,omitempty"`
 	// Tolerances are the hand-set allowances the judgement used, each with its reason.
-	Tolerances []string   `json:"tolerances,omitempty"`
-	Evidence   []Evidence `json:"evidence,omitempty"`
+	Tolerances []string `json:"tolerances,omitempty"`
+	// Caveats qualify a FAIL without undoing it: the failure's evidence is real, but something
+	// besides the target may have brought it about (a CPU-starved host), one line each.
+	Caveats  []string   `json:"caveats,omitempty"`
+	Evidence []Evidence `json:"evidence,omitempty"`
 	// Figures holds the key numbers behind the verdict (for summaries and plots).
 	Figures map[string]float64 `json:"figures,omitempty"`
 	// Windows are the oracle windows the rule judged against, placed on the timeline.

@@ -153,6 +153,7 @@ func Evaluate(in Input, s Spec) (Result, error) {
 		res.Observed = "rule returned no status (harness bug)"
 	}
 	r.Needs.gate(in, &res)
+	hostCaveat(in, &res)
 	res.Tolerances = r.tolerances(s)
 	return res, nil
 }

@@ -1,0 +1,56 @@
+package verdict
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
+)
+
+// StarvedWaiting is the share of time some task waited for a CPU, on average over the stretch
+// before a failure, from which the host counts as starved (timeline.HostSample).
+const StarvedWaiting = 0.9
+
+// starvedLookback is the stretch before a failure's moment whose host samples are read: a late probe
+// or route reflects the last few seconds' scheduling.
+const starvedLookback = 10 * time.Second
+
+// hostCaveat qualifies a FAIL that happened while the machine running the cluster was starved for
+// CPU: the failure stands (its evidence is real), with a caveat saying the machine may have caused
+// it. It reads the host samples around the failure's moment, or over the judged span when the rule
+// names no moment; without host samples (a remote cluster) it says nothing.
+func hostCaveat(in Input, res *Result) {
+	if res.Status != Fail {
+		return
+	}
+	var from, to time.Duration
+	switch span, ok := in.judgedSpan(); {
+	case res.At != nil:
+		from, to = *res.At-starvedLookback, *res.At
+	case ok:
+		from, to = span.Start, span.End
+	default:
+		return
+	}
+	var waited, total time.Duration
+	runnable, cpus := 0, 0
+	for _, e := range in.Entries {
+		if e.Kind != timeline.KindHost || e.Host == nil || e.T < from || e.T-e.Host.Interval > to {
+			continue
+		}
+		waited += time.Duration(e.Host.CPUWaiting * float64(e.Host.Interval))
+		total += e.Host.Interval
+		runnable, cpus = max(runnable, e.Host.Runnable), e.Host.CPUs
+	}
+	if total == 0 {
+		return
+	}
+	share := float64(waited) / float64(total)
+	if share < StarvedWaiting {
+		return
+	}
+	res.Caveats = append(res.Caveats, fmt.Sprintf(
+		"the host was starved for CPU at %s–%s: some task waited for a CPU %.0f %% of the time (up to %d runnable on %d CPUs); "+
+			"probes, kube-proxy and the load ran late there whatever the target did: re-run on a quieter machine (or --parallel 1) before blaming the target",
+		dur(max(from, 0)), dur(to), share*100, runnable, cpus))
+}
