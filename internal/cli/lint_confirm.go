@@ -101,6 +101,9 @@ func scenarioRun(s reports.ScenarioReport, dir string) lint.ScenarioRun {
 		if len(v.Unshown) > 0 {
 			observed += "; " + strings.Join(v.Unshown, "; ")
 		}
+		if len(v.Caveats) > 0 {
+			observed += "; caveat: " + strings.Join(v.Caveats, "; ")
+		}
 		run.Verdicts = append(run.Verdicts, lint.ScenarioVerdict{Rule: v.Rule, Status: v.Status, Observed: observed})
 	}
 	return run

@@ -6,6 +6,8 @@ import (
 
 	"github.com/probegate/probegate/internal/lint"
 	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/reports"
 )
 
 func TestPlanConfirm(t *testing.T) {
@@ -42,5 +44,15 @@ func TestPlanConfirm(t *testing.T) {
 	}
 	if c := rep.Findings[0].Confirmation; c == nil || c.Status != lint.Unconfirmed || !strings.Contains(c.Why, "runs deployment/api, not deployment/target") {
 		t.Errorf("another workload than the target's: %+v", c)
+	}
+}
+
+// A verdict's caveat (a starved host) reaches the confirmation's observed text, as its unshown lines do.
+func TestScenarioRunKeepsCaveats(t *testing.T) {
+	run := scenarioRun(reports.ScenarioReport{Name: "short-freeze", Verdicts: []verdict.Result{
+		{Rule: "no-liveness-restarts", Status: verdict.Fail, Observed: "1 liveness restarts", Caveats: []string{"the host was starved for CPU at 5s–15s"}},
+	}}, "out")
+	if len(run.Verdicts) != 1 || !strings.Contains(run.Verdicts[0].Observed, "caveat: the host was starved") {
+		t.Errorf("verdicts %+v: want the caveat in observed", run.Verdicts)
 	}
 }

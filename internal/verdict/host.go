@@ -51,6 +51,6 @@ func hostCaveat(in Input, res *Result) {
 	}
 	res.Caveats = append(res.Caveats, fmt.Sprintf(
 		"the host was starved for CPU at %s–%s: some task waited for a CPU %.0f %% of the time (up to %d runnable on %d CPUs); "+
-			"probes, kube-proxy and the load ran late there whatever the target did: re-run on a quieter machine (or --parallel 1) before blaming the target",
+			"probes, kube-proxy and the load may have run late there whatever the target did: re-run on a quieter machine (or with --parallel 1) before blaming the target",
 		dur(max(from, 0)), dur(to), share*100, runnable, cpus))
 }
