@@ -53,7 +53,11 @@ description. --faults lists the fault types instead, from the fault registry (se
 			for _, s := range cat.Scenarios {
 				faults := make([]string, 0, len(s.Faults))
 				for _, f := range s.Faults {
-					faults = append(faults, fmt.Sprintf("%s@%s", f.Type, f.At))
+					desc := fmt.Sprintf("%s@%s", f.Type, f.At)
+					if f.Until != "" {
+						desc += " until " + f.Until // the hold depends on the target's probes
+					}
+					faults = append(faults, desc)
 				}
 				row := fmt.Sprintf("%s\t%s\t%v\t%s", s.Name, s.Span(), s.Parallel, orNone(strings.Join(faults, ",")))
 				if output == "wide" {
