@@ -98,6 +98,17 @@ func Confirm(r *Rule, run ScenarioRun) Confirmation {
 	return c
 }
 
+// ConfirmFinding is Confirm for finding f: a refutation becomes inconclusive when f says a PASS
+// of its scenario shows little (f.PassShowsLittle).
+func ConfirmFinding(r *Rule, f *Finding, run ScenarioRun) Confirmation {
+	c := Confirm(r, run)
+	if c.Status == Refuted && f.PassShowsLittle != "" {
+		c.Status = Unconfirmed
+		c.Why += "; but that does not refute it: " + f.PassShowsLittle
+	}
+	return c
+}
+
 // HowToConfirm says how a finding of r is shown on a cluster: its scenario's command and what it
 // FAILs when the finding is right, or (no scenario) the rule's ConfirmNote.
 func (r *Rule) HowToConfirm() string {

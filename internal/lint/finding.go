@@ -24,6 +24,10 @@ type Finding struct {
 	Variant string `json:"variant,omitempty"`
 	// Confirmation is what running the finding's scenario showed (lint --confirm).
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// PassShowsLittle, when set, says why a PASS of the finding's scenario cannot refute this
+	// finding (its problem may or may not show in one run): lint --confirm then calls such a run
+	// inconclusive, not refuted.
+	PassShowsLittle string `json:"-"`
 	// Suppressed says who silenced the finding; suppressed findings never fail a run.
 	Suppressed *Suppression `json:"suppressed,omitempty"`
 }

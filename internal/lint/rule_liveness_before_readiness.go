@@ -1,6 +1,9 @@
 package lint
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 func init() {
 	register(&Rule{
@@ -29,6 +32,9 @@ func init() {
 		Check:    checkLivenessBeforeReadiness,
 	})
 }
+
+// shortFreezeMargin is scenarios/short-freeze.yaml's margin after the readiness withdrawal.
+const shortFreezeMargin = 2 * time.Second
 
 func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 	r, _ := RuleByID("PG002")
@@ -63,6 +69,12 @@ func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 		} else if rt, proto, ok := requestRoute(c, routes); !ok {
 			f.Severity = Info
 			f.Message += fmt.Sprintf("; %s carries %s, long-lived connections that a withdrawal does not move: withdrawing first would spare only the new connections of the window", rt, proto)
+		}
+		// short-freeze holds its freeze until readiness's worst withdrawal plus its 2 s margin: a
+		// liveness that may fire only after the thaw can pass one run by the probes' phase alone.
+		if hold := withdrawn + shortFreezeMargin; lw.Latest > hold {
+			f.PassShowsLittle = fmt.Sprintf("short-freeze thaws the pod after %s (the readiness withdrawal %s + %s), and liveness may first fire as late as %s, so a run without a restart can be the probes' phase",
+				fmtDur(hold), fmtDur(withdrawn), fmtDur(shortFreezeMargin), fmtDur(lw.Latest))
 		}
 		f.Probe = string(Liveness)
 		f.Fix = fmt.Sprintf("set liveness failureThreshold ≥ %d (now %d) at periodSeconds %d, so (F−1)·P is at least the %s readiness withdrawal",

@@ -159,11 +159,12 @@ func agentPod(ns, name, image string) *corev1.Pod {
 					PeriodSeconds: 1,
 				},
 				// Requests make the agent Burstable, not BestEffort (the first evicted under node
-				// pressure), and count it in the scheduler's sums; no CPU limit, whose throttling
+				// pressure); small, as the fixture's, so many agents fit a small node (several
+				// scenarios side by side run two each); no CPU limit, whose throttling
 				// would show up as late sends. The memory limit is far above the measured peak
 				// (agent-mem-peak ≈ 13 MiB): records stream out, nothing accumulates.
 				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
 				},
 			}},

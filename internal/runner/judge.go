@@ -15,11 +15,7 @@ type verdictJudge struct{}
 
 // Judge implements judger.
 func (verdictJudge) Judge(in judgeInput) (*oracle.Oracle, []verdict.Result, error) {
-	opts, err := oracle.ParseOptions(in.Scenario.Oracle)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: oracle: %w", in.Scenario.File, err)
-	}
-	o, err := oracle.ForPod(in.Pod, opts)
+	o, err := scenarioOracle(in.Scenario, in.Pod)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -296,8 +296,7 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 		if f.Until != "" {
 			var why string
 			if f, why = holdUntil(sc, f, s.pod); why != "" {
-				s.log.Warn("fault skipped", "fault", fmt.Sprintf("faults[%d] %s", i, f.Type), "why", why)
-				planned = append(planned, &plannedFault{Index: i, Spec: f, Skip: why})
+				planned = append(planned, &plannedFault{Index: i, Spec: f, Skip: why}) // the schedule records and logs the skip
 				continue
 			}
 			s.log.Info("fault held until the target's own timing", "fault", fmt.Sprintf("faults[%d] %s", i, f.Type), "until", f.Until, "for", f.Duration)

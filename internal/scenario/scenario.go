@@ -66,7 +66,7 @@ type Load struct {
 // Fault is one fault injected At after the load starts and reverted Duration later (zero Duration:
 // a one-shot action such as a pod deletion). With Until set, the fault is held until that moment of
 // the target's own probe timing and then Duration more; the runner resolves it from the deployed
-// pod's probes (ResolveUntil) before the load starts.
+// pod's probes before the load starts.
 type Fault struct {
 	Type     string            `json:"type"`
 	At       time.Duration     `json:"at"`

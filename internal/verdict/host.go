@@ -17,8 +17,8 @@ const starvedLookback = 10 * time.Second
 
 // hostCaveat qualifies a FAIL that happened while the machine running the cluster was starved for
 // CPU: the failure stands (its evidence is real), with a caveat saying the machine may have caused
-// it. It reads the host samples around the failure's moment, or over the judged span when the rule
-// names no moment; without host samples (a remote cluster) it says nothing.
+// it. It reads the host samples of the 10 s before the failure's moment, or of the judged span when
+// the rule names no moment; without host samples (a remote cluster) it says nothing.
 func hostCaveat(in Input, res *Result) {
 	if res.Status != Fail {
 		return
@@ -35,7 +35,8 @@ func hostCaveat(in Input, res *Result) {
 	var waited, total time.Duration
 	runnable, cpus := 0, 0
 	for _, e := range in.Entries {
-		if e.Kind != timeline.KindHost || e.Host == nil || e.T < from || e.T-e.Host.Interval > to {
+		// A sample covers [T − Interval, T]: read those that overlap (from, to).
+		if e.Kind != timeline.KindHost || e.Host == nil || e.T <= from || e.T-e.Host.Interval >= to {
 			continue
 		}
 		waited += time.Duration(e.Host.CPUWaiting * float64(e.Host.Interval))

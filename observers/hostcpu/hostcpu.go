@@ -117,19 +117,22 @@ func start(ctx context.Context, tl *timeline.Timeline, interval time.Duration, r
 	if err != nil {
 		return nil, err
 	}
+	last := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
-		last := time.Now()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case now := <-tick.C:
+			case <-tick.C:
+				// The interval runs from read to read: on a starved host the goroutine itself
+				// wakes late, and the counter covers up to the read.
 				cur, err := read()
+				now := time.Now()
 				if err != nil {
 					log.Warn("host CPU sampling stopped", "err", err)
 					return
