@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/probegate/probegate/internal/timeline"
@@ -19,24 +20,13 @@ type HostFigures struct {
 	CPUs        int           `json:"cpus"`
 }
 
-// hostFigures sums the host samples; nil when there are none (a remote cluster).
+// hostFigures sums the host samples of the whole run; nil when there are none (a remote cluster).
 func hostFigures(entries []timeline.Entry) *HostFigures {
-	var h HostFigures
-	var waited time.Duration
-	for _, e := range entries {
-		if e.Kind != timeline.KindHost || e.Host == nil {
-			continue
-		}
-		h.Observed += e.Host.Interval
-		waited += time.Duration(e.Host.CPUWaiting * float64(e.Host.Interval))
-		h.WorstSecond = max(h.WorstSecond, e.Host.CPUWaiting)
-		h.Runnable, h.CPUs = max(h.Runnable, e.Host.Runnable), e.Host.CPUs
-	}
+	h := timeline.HostOver(entries, math.MinInt64, math.MaxInt64)
 	if h.Observed == 0 {
 		return nil
 	}
-	h.Waiting = float64(waited) / float64(h.Observed)
-	return &h
+	return &HostFigures{Observed: h.Observed, Waiting: h.Waiting, WorstSecond: h.Worst, Runnable: h.Runnable, CPUs: h.CPUs}
 }
 
 // hostLine is the terminal's line on a starved host ("" when the run was not starved on average).

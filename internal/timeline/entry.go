@@ -276,3 +276,32 @@ type NodeZone struct {
 	Node string `json:"node"`
 	Zone string `json:"zone,omitempty"`
 }
+
+// HostStretch sums the host samples that overlap a stretch of the run.
+type HostStretch struct {
+	Observed time.Duration // the samples' total length
+	Waiting  float64       // share of Observed in which some task waited for a CPU
+	Worst    float64       // the largest share of one sample
+	Runnable int           // the most runnable tasks at a sample
+	CPUs     int
+}
+
+// HostOver sums the host samples overlapping (from, to); a sample covers [T − Interval, T]. Its
+// Observed is 0 when there are none (a remote cluster).
+func HostOver(entries []Entry, from, to time.Duration) HostStretch {
+	var h HostStretch
+	var waited time.Duration
+	for _, e := range entries {
+		if e.Kind != KindHost || e.Host == nil || e.T <= from || e.T-e.Host.Interval >= to {
+			continue
+		}
+		h.Observed += e.Host.Interval
+		waited += time.Duration(e.Host.CPUWaiting * float64(e.Host.Interval))
+		h.Worst = max(h.Worst, e.Host.CPUWaiting)
+		h.Runnable, h.CPUs = max(h.Runnable, e.Host.Runnable), e.Host.CPUs
+	}
+	if h.Observed > 0 {
+		h.Waiting = float64(waited) / float64(h.Observed)
+	}
+	return h
+}

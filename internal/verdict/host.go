@@ -32,26 +32,12 @@ func hostCaveat(in Input, res *Result) {
 	default:
 		return
 	}
-	var waited, total time.Duration
-	runnable, cpus := 0, 0
-	for _, e := range in.Entries {
-		// A sample covers [T − Interval, T]: read those that overlap (from, to).
-		if e.Kind != timeline.KindHost || e.Host == nil || e.T <= from || e.T-e.Host.Interval >= to {
-			continue
-		}
-		waited += time.Duration(e.Host.CPUWaiting * float64(e.Host.Interval))
-		total += e.Host.Interval
-		runnable, cpus = max(runnable, e.Host.Runnable), e.Host.CPUs
-	}
-	if total == 0 {
-		return
-	}
-	share := float64(waited) / float64(total)
-	if share < StarvedWaiting {
+	h := timeline.HostOver(in.Entries, from, to)
+	if h.Observed == 0 || h.Waiting < StarvedWaiting {
 		return
 	}
 	res.Caveats = append(res.Caveats, fmt.Sprintf(
 		"the host was starved for CPU at %s–%s: some task waited for a CPU %.0f %% of the time (up to %d runnable on %d CPUs); "+
 			"probes, kube-proxy and the load may have run late there whatever the target did: re-run on a quieter machine (or with --parallel 1) before blaming the target",
-		dur(max(from, 0)), dur(to), share*100, runnable, cpus))
+		dur(max(from, 0)), dur(to), h.Waiting*100, h.Runnable, h.CPUs))
 }
