@@ -83,7 +83,7 @@ func confirmFindings(ctx context.Context, rep *lint.Report, targetFile, kubeconf
 			if !ok {
 				sr = lint.ScenarioRun{Scenario: rule.Scenario, Error: "not run", Report: dir}
 			}
-			c := lint.ConfirmFinding(rule, f, sr)
+			c := lint.Confirm(rule, f, sr)
 			f.Confirmation = &c
 		}
 		if sig := interrupt.From(ctx); sig != nil {

@@ -46,9 +46,10 @@ type ScenarioRun struct {
 	Report   string
 }
 
-// Confirm judges a finding of rule r by the run of r's scenario: confirmed when a verdict r
-// predicts to fail FAILed, refuted when all of them PASSed, inconclusive otherwise, saying why.
-func Confirm(r *Rule, run ScenarioRun) Confirmation {
+// Confirm judges finding f of rule r by the run of r's scenario: confirmed when a verdict r
+// predicts to fail FAILed, refuted when all of them PASSed (unless f says a PASS shows little,
+// f.PassShowsLittle), inconclusive otherwise, saying why.
+func Confirm(r *Rule, f *Finding, run ScenarioRun) Confirmation {
 	c := Confirmation{Status: Unconfirmed, Scenario: run.Scenario, Report: run.Report}
 	if run.Error != "" {
 		c.Why = "the scenario did not complete: " + run.Error
@@ -92,19 +93,12 @@ func Confirm(r *Rule, run ScenarioRun) Confirmation {
 	case len(other) == 0:
 		c.Status = Refuted
 		c.Why = fmt.Sprintf("%s PASSed on this workload: the problem %s predicts did not show under %s", strings.Join(passed, " and "), r.ID, run.Scenario)
+		if f.PassShowsLittle != "" {
+			c.Status = Unconfirmed
+			c.Why += "; but that does not refute it: " + f.PassShowsLittle
+		}
 	default:
 		c.Why = strings.Join(other, "; ")
-	}
-	return c
-}
-
-// ConfirmFinding is Confirm for finding f: a refutation becomes inconclusive when f says a PASS
-// of its scenario shows little (f.PassShowsLittle).
-func ConfirmFinding(r *Rule, f *Finding, run ScenarioRun) Confirmation {
-	c := Confirm(r, run)
-	if c.Status == Refuted && f.PassShowsLittle != "" {
-		c.Status = Unconfirmed
-		c.Why += "; but that does not refute it: " + f.PassShowsLittle
 	}
 	return c
 }

@@ -31,18 +31,18 @@ func TestConfirm(t *testing.T) {
 		{"a predicted verdict missing", run("PASS"), Unconfirmed, "terminating-before-exit was not judged"},
 		{"the scenario did not run", ScenarioRun{Scenario: "pod-delete-under-load", Error: "deploy: image missing"}, Unconfirmed, "did not complete: deploy: image missing"},
 	} {
-		got := Confirm(r, c.run)
+		got := Confirm(r, &Finding{}, c.run)
 		if got.Status != c.want || !strings.Contains(got.Why, c.why) || got.Scenario != "pod-delete-under-load" {
 			t.Errorf("%s: got %s (%s), want %s with %q", c.name, got.Status, got.Why, c.want, c.why)
 		}
 	}
 	// A rule no verdict judges is never confirmed nor refuted, whatever failed.
-	if got := Confirm(&Rule{ID: "PG007", Scenario: "db-outage"}, run("FAIL", "FAIL")); got.Status != Unconfirmed {
+	if got := Confirm(&Rule{ID: "PG007", Scenario: "db-outage"}, &Finding{}, run("FAIL", "FAIL")); got.Status != Unconfirmed {
 		t.Errorf("rule without predicted verdicts: %s (%s)", got.Status, got.Why)
 	}
 	skipped := ScenarioRun{Scenario: "event-loop-stall", Verdicts: []ScenarioVerdict{{Rule: "liveness-restart-in-window", Status: verdict.Inconclusive,
 		Observed: "not judged: fault skipped: the target has no admin endpoint to stall"}}}
-	if got := Confirm(&Rule{ID: "PG002", Scenario: "event-loop-stall"}, skipped); got.Status != Unconfirmed || !strings.Contains(got.Why, "no admin endpoint") {
+	if got := Confirm(&Rule{ID: "PG002", Scenario: "event-loop-stall"}, &Finding{}, skipped); got.Status != Unconfirmed || !strings.Contains(got.Why, "no admin endpoint") {
 		t.Errorf("a run whose fault was skipped should say so: %s (%s)", got.Status, got.Why)
 	}
 }

@@ -40,7 +40,7 @@ func TestLivenessBeforeReadinessPassShowsLittle(t *testing.T) {
 			}
 			r, _ := RuleByID("PG002")
 			pass := ScenarioRun{Scenario: "short-freeze", Verdicts: []ScenarioVerdict{{Rule: "no-liveness-restarts", Status: verdict.Pass}}}
-			got := ConfirmFinding(r, &f, pass)
+			got := Confirm(r, &f, pass)
 			want := Refuted
 			if c.little {
 				want = Unconfirmed
