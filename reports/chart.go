@@ -698,4 +698,6 @@ func clock(d time.Duration) string {
 }
 
 // statusClass is the CSS class of a verdict status.
-func statusClass(s verdict.Status) string { return "status-" + strings.ToLower(string(s)) }
+func statusClass(s verdict.Status) string {
+	return "status-" + strings.ReplaceAll(strings.ToLower(string(s)), " ", "-")
+}

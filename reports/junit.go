@@ -25,6 +25,7 @@ type JUnitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []JUnitSuite `xml:"testsuite"`
 }
@@ -35,6 +36,7 @@ type JUnitSuite struct {
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
 	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
 	Time       string          `xml:"time,attr"`
 	Timestamp  string          `xml:"timestamp,attr,omitempty"`
 	Properties []JUnitProperty `xml:"properties>property,omitempty"`
@@ -55,7 +57,13 @@ type JUnitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *JUnitProblem `xml:"failure,omitempty"`
 	Error     *JUnitProblem `xml:"error,omitempty"`
+	Skipped   *JUnitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+// JUnitSkipped is a <skipped>: a verdict of a scenario the target does not take.
+type JUnitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 // JUnitProblem is a <failure> or <error>.
@@ -98,6 +106,9 @@ func JUnit(r *Report) JUnitSuites {
 			case verdict.Inconclusive:
 				c.Error = &JUnitProblem{Message: InconclusiveMessage(v), Type: "inconclusive", Text: inconclusiveText(v)}
 				suite.Errors++
+			case verdict.NotApplicable:
+				c.Skipped = &JUnitSkipped{Message: "not applicable: " + s.NotApplicable}
+				suite.Skipped++
 			default:
 				c.SystemOut = "expected: " + v.Expected + "\nobserved: " + v.Observed
 			}
@@ -114,6 +125,7 @@ func JUnit(r *Report) JUnitSuites {
 		root.Tests += suite.Tests
 		root.Failures += suite.Failures
 		root.Errors += suite.Errors
+		root.Skipped += suite.Skipped
 		total += s.Duration()
 		root.Suites = append(root.Suites, suite)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/reports/reportstest"
 )
@@ -157,5 +158,30 @@ func TestJUnitHarnessErrorIsAnError(t *testing.T) {
 	last := s1.Cases[len(s1.Cases)-1]
 	if last.Error == nil || !strings.Contains(last.Error.Message, "timed out") {
 		t.Errorf("harness case = %+v", last)
+	}
+}
+
+// A verdict of a scenario the target does not take is <skipped> with the reason, counted as
+// skipped, never as a failure or an error.
+func TestJUnitNotApplicableIsSkipped(t *testing.T) {
+	r := reportstest.SampleReport(5)
+	s := &r.Scenarios[1]
+	s.NotApplicable = "target web declares no dependency"
+	for i := range s.Verdicts {
+		s.Verdicts[i].Status = verdict.NotApplicable
+	}
+	doc, _ := parseJUnit(t, r)
+	s1 := doc.Suites[1]
+	if s1.Skipped != len(s.Verdicts) || doc.Skipped != len(s.Verdicts) || s1.Fails != 0 || s1.Errors != 0 {
+		t.Fatalf("suite skipped/failures/errors = %d/%d/%d, total skipped %d; want %d/0/0, %d", s1.Skipped, s1.Fails, s1.Errors, doc.Skipped, len(s.Verdicts), len(s.Verdicts))
+	}
+	for _, c := range s1.Cases {
+		if c.Skipped == nil || c.Failure != nil || c.Error != nil {
+			t.Errorf("case %s: skipped %+v failure %+v error %+v", c.Name, c.Skipped, c.Failure, c.Error)
+		}
+	}
+	_, raw := parseJUnit(t, r)
+	if !strings.Contains(raw, `<skipped message="not applicable: target web declares no dependency">`) {
+		t.Errorf("no <skipped> with the reason in:\n%s", raw)
 	}
 }

@@ -21,8 +21,9 @@ import (
 // SchemaVersion is the version of report.json this package writes. It rises on any change a reader
 // must know about; reports/schema/report.schema.json describes it. Version 2 replaced the SKIP
 // verdict status with INCONCLUSIVE (and Unshown saying why); a version 1 report still reads, its
-// SKIPs as INCONCLUSIVE.
-const SchemaVersion = 2
+// SKIPs as INCONCLUSIVE. Version 3 added NOT APPLICABLE (a scenario the target does not take by
+// its declaration, with the reason in the scenario's notApplicable).
+const SchemaVersion = 3
 
 // skipV1 is the status version 1 reports gave a verdict whose fault was skipped.
 const skipV1 verdict.Status = "SKIP"
@@ -93,6 +94,9 @@ type ScenarioReport struct {
 	RequestsPath string `json:"requestsPath,omitempty"`
 	// Error is set when the harness could not finish the scenario.
 	Error string `json:"error,omitempty"`
+	// NotApplicable says why the target does not take the scenario (nothing was run): its
+	// verdicts are NOT APPLICABLE and the exit code does not count it.
+	NotApplicable string `json:"notApplicable,omitempty"`
 
 	// Timeline and Requests are the recorded data. WriteAll saves them at TimelinePath and
 	// RequestsPath; LoadDir reads them back. They are never part of report.json itself.
@@ -140,12 +144,16 @@ func (s *ScenarioReport) PlacedWindows() []PlacedWindow {
 	return out
 }
 
-// Status is the scenario's outcome: ERROR when the harness failed, FAIL when any verdict failed,
-// PASS when every verdict passed, and INCONCLUSIVE otherwise: some verdict could not be shown, or
-// the scenario has no verdict at all. A PASS must be earned by every expected verdict.
+// Status is the scenario's outcome: ERROR when the harness failed, NOT APPLICABLE when the target
+// does not take it, FAIL when any verdict failed, PASS when every verdict passed, and INCONCLUSIVE
+// otherwise: some verdict could not be shown, or the scenario has no verdict at all. A PASS must be
+// earned by every expected verdict.
 func (s *ScenarioReport) Status() verdict.Status {
 	if s.Error != "" {
 		return StatusError
+	}
+	if s.NotApplicable != "" {
+		return verdict.NotApplicable
 	}
 	status := verdict.Pass
 	for _, v := range s.Verdicts {
@@ -173,7 +181,7 @@ func (s *ScenarioReport) Duration() time.Duration {
 
 // Counts tallies scenarios by outcome.
 type Counts struct {
-	Scenarios, Passed, Failed, Errored, Inconclusive int
+	Scenarios, Passed, Failed, Errored, Inconclusive, NotApplicable int
 }
 
 // Counts tallies the report's scenarios by outcome.
@@ -187,6 +195,8 @@ func (r *Report) Counts() Counts {
 			c.Failed++
 		case StatusError:
 			c.Errored++
+		case verdict.NotApplicable:
+			c.NotApplicable++
 		default:
 			c.Inconclusive++
 		}
@@ -203,8 +213,9 @@ const (
 )
 
 // ExitCode is the process exit code the run earns: 2 when any scenario errored (or none ran),
-// 1 when any verdict failed, 3 when none failed but something could not be shown, 0 when every
-// verdict of every scenario passed.
+// 1 when any verdict failed, 3 when none failed but something could not be shown (or no scenario
+// applied to the target: nothing was shown), 0 when every verdict of every scenario that applies
+// passed. A NOT APPLICABLE scenario does not count otherwise.
 func (r *Report) ExitCode() int {
 	c := r.Counts()
 	switch {
@@ -214,7 +225,7 @@ func (r *Report) ExitCode() int {
 		return ExitError
 	case c.Failed > 0:
 		return ExitFail
-	case c.Inconclusive > 0:
+	case c.Inconclusive > 0, c.NotApplicable == c.Scenarios:
 		return ExitInconclusive
 	}
 	return ExitPass
@@ -244,6 +255,10 @@ func (r *Report) Validate() error {
 		for j, v := range s.Verdicts {
 			switch v.Status {
 			case verdict.Pass, verdict.Fail, verdict.Inconclusive:
+			case verdict.NotApplicable:
+				if s.NotApplicable == "" {
+					return fmt.Errorf("scenario %q verdict %d (%s): NOT APPLICABLE, but the scenario says not why (notApplicable)", s.Name, j+1, v.Rule)
+				}
 			case skipV1:
 				if r.SchemaVersion > 1 {
 					return fmt.Errorf("scenario %q verdict %d (%s): status SKIP is gone since schemaVersion 2", s.Name, j+1, v.Rule)

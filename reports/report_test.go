@@ -81,6 +81,13 @@ func TestStatusAndExitCode(t *testing.T) {
 		{"pass and inconclusive", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Pass, verdict.Inconclusive)}}, reports.ExitInconclusive},
 		{"all inconclusive", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Inconclusive)}}, reports.ExitInconclusive},
 		{"no verdict at all", []reports.ScenarioReport{{Name: "a"}}, reports.ExitInconclusive},
+		// Not applicable scenarios count for nothing: a target that takes some scenarios and
+		// passes them exits 0; one that takes none has shown nothing (3).
+		{"pass and not applicable", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Pass)},
+			{Name: "db", NotApplicable: "no dependency", Verdicts: res(verdict.NotApplicable)}}, reports.ExitPass},
+		{"fail and not applicable", []reports.ScenarioReport{{Name: "a", Verdicts: res(verdict.Fail)},
+			{Name: "db", NotApplicable: "no dependency", Verdicts: res(verdict.NotApplicable)}}, reports.ExitFail},
+		{"only not applicable", []reports.ScenarioReport{{Name: "db", NotApplicable: "no dependency", Verdicts: res(verdict.NotApplicable)}}, reports.ExitInconclusive},
 	}
 	for _, c := range cases {
 		r := &reports.Report{Scenarios: c.scenarios}

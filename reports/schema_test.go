@@ -200,7 +200,7 @@ func TestSchemaValidatorCatchesViolations(t *testing.T) {
 	}
 	good := buf.String()
 	bad := map[string]string{
-		"wrong version":   strings.Replace(good, `"schemaVersion": 2`, `"schemaVersion": 1`, 1),
+		"wrong version":   strings.Replace(good, `"schemaVersion": 3`, `"schemaVersion": 1`, 1),
 		"unknown field":   strings.Replace(good, `"cluster":`, `"clusterName": "x", "cluster":`, 1),
 		"bad status":      strings.Replace(good, `"status": "FAIL"`, `"status": "BROKEN"`, 1),
 		"string duration": strings.Replace(good, `"span": `, `"span": "2m", "x":`, 1),

@@ -56,6 +56,10 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 		if s.Error != "" {
 			fmt.Fprintf(&b, "  %s  %s\n", paint(ansiRed, "error"), s.Error)
 		}
+		if st == verdict.NotApplicable { // nothing ran: the reason says it all
+			fmt.Fprintf(&b, "  %s\n", paint(ansiDim, "not run: "+s.NotApplicable))
+			continue
+		}
 		if s.Summary != nil {
 			if line := propagationLine(s.Summary.Propagation); line != "" {
 				fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))
@@ -124,6 +128,9 @@ func FinalLine(c Counts) string {
 	if c.Inconclusive > 0 {
 		line += fmt.Sprintf(", %d inconclusive", c.Inconclusive)
 	}
+	if c.NotApplicable > 0 {
+		line += fmt.Sprintf(", %d not applicable", c.NotApplicable)
+	}
 	return line
 }
 
@@ -135,6 +142,8 @@ func statusColor(s verdict.Status) string {
 		return ansiRed
 	case verdict.Inconclusive:
 		return ansiYellow
+	case verdict.NotApplicable:
+		return ansiDim
 	}
 	return ""
 }

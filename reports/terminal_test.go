@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/probegate/probegate/internal/oracle"
+	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/reports/reportstest"
 )
@@ -67,6 +68,7 @@ func TestFinalLine(t *testing.T) {
 		"12 scenarios: 11 passed, 1 failed":                          {Scenarios: 12, Passed: 11, Failed: 1},
 		"1 scenario: 1 passed, 0 failed":                             {Scenarios: 1, Passed: 1},
 		"3 scenarios: 1 passed, 0 failed, 1 errored, 1 inconclusive": {Scenarios: 3, Passed: 1, Errored: 1, Inconclusive: 1},
+		"16 scenarios: 10 passed, 0 failed, 6 not applicable":        {Scenarios: 16, Passed: 10, NotApplicable: 6},
 	}
 	for want, c := range cases {
 		if got := reports.FinalLine(c); got != want {
@@ -150,5 +152,23 @@ func TestTerminalShowsACappedAppLag(t *testing.T) {
 		if got := strings.Contains(out.String(), "assumption: readiness app lag "+tc.says); got != tc.shown {
 			t.Errorf("lag %s: assumption shown = %v, want %v (only a capped one is):\n%s", tc.lag, got, tc.shown, out.String())
 		}
+	}
+}
+
+func TestTerminalShowsWhyNotApplicable(t *testing.T) {
+	r := reportstest.SampleReport(5)
+	s := &r.Scenarios[1]
+	s.NotApplicable = "target web declares no dependency"
+	for i := range s.Verdicts {
+		s.Verdicts[i].Status = verdict.NotApplicable
+	}
+	var b strings.Builder
+	if err := reports.WriteTerminal(&b, r, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "NOT APPLICABLE  pod-delete") || !strings.Contains(out, "not run: target web declares no dependency") ||
+		!strings.HasSuffix(strings.TrimSpace(out), "2 scenarios: 0 passed, 1 failed, 1 not applicable") {
+		t.Errorf("terminal:\n%s", out)
 	}
 }

@@ -43,9 +43,15 @@ reverted, each scenario's namespace is deleted (kept with --keep), and what was 
 written to OUT, marked interrupted; scenarios cut short are reported as errors, never as passed. A
 second Ctrl-C skips the waiting (judging, slow cleanups) but still reverts the faults.
 
-Exit codes: 0 every verdict passed, 1 a verdict failed, 3 nothing failed but some verdict was
+A scenario the target does not take by its declaration (a database fault and no dependencies in
+the target file, a long-request scenario and no requests.takes, a stall and no stall endpoint, a
+Deployment rollout on a StatefulSet) or, in the default suite, that needs more nodes than the
+cluster has, is NOT APPLICABLE: listed with why, nothing deployed, not counted in the exit code.
+
+Exit codes: 0 every verdict of every applicable scenario passed, 1 a verdict failed, 3 nothing failed but some verdict was
 INCONCLUSIVE (what it needed was not there: a skipped fault, an effect not proven, a watch gap, an
-unknown restart cause, requests not attributable to a pod), 2 bad input or a harness/setup error,
+unknown restart cause, requests not attributable to a pod) or no scenario applied to the target,
+2 bad input or a harness/setup error,
 130 interrupted by SIGINT (Ctrl-C), 143 interrupted by SIGTERM.`,
 		Example: `  probegate run
   probegate run --scenario db-slowness --variant deep-liveness

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,13 +65,27 @@ type Env struct {
 }
 
 // Capability is something a fault needs from the target. A target without it has the fault skipped,
-// with the reason missing gives.
+// with the reason missing gives; a target whose declaration lacks it does not take the fault at
+// all, with the reason undeclared gives (NotApplicable).
 type Capability struct {
 	Name string
 	Doc  string
 	// missing says why env lacks the capability for a fault with these params ("" when it has it);
 	// nil when the capability is handed over later and never makes a fault skip.
 	missing func(env Env, params map[string]string) string
+	// undeclared says why a target that declares d cannot have the capability ("" when it may);
+	// nil when only the deployed target or the cluster can tell.
+	undeclared func(d Declared, params map[string]string) string
+}
+
+// Declared is what a target states about itself before anything is deployed: the dependencies its
+// target file puts a toxiproxy in front of, whether it names a stall endpoint, its workload kind.
+// A fault needing a capability the declaration rules out does not apply to the target.
+type Declared struct {
+	Name         string   // the target, for messages
+	Dependencies []string // declared dependency names
+	Stall        bool     // a cooperative stall endpoint is declared
+	Workload     string   // workload kind: "Deployment", "StatefulSet"
 }
 
 // The capabilities faults need.
@@ -80,12 +95,27 @@ var (
 		missing: func(env Env, params map[string]string) string {
 			_, skip := env.proxy(params["dependency"])
 			return skip
+		},
+		undeclared: func(d Declared, params map[string]string) string {
+			if len(d.Dependencies) == 0 {
+				return fmt.Sprintf("target %s declares no dependency (its target file's dependencies put a toxiproxy on the app's path to one): there is nothing to slow or cut", d.Name)
+			}
+			if dep := params["dependency"]; dep != "" && !slices.Contains(d.Dependencies, dep) {
+				return fmt.Sprintf("target %s declares no dependency %q (it declares %s)", d.Name, dep, strings.Join(d.Dependencies, ", "))
+			}
+			return ""
 		}}
 	// NeedsAdminEndpoint is the target's admin port with a stall endpoint.
 	NeedsAdminEndpoint = Capability{Name: "admin-endpoint", Doc: "the target's admin port with a stall endpoint",
 		missing: func(env Env, _ map[string]string) string {
 			if env.AdminPort == 0 {
 				return "the target has no admin endpoint to stall"
+			}
+			return ""
+		},
+		undeclared: func(d Declared, _ map[string]string) string {
+			if !d.Stall {
+				return fmt.Sprintf("target %s declares no stall endpoint (stall: in its target file): a cooperative stall cannot be asked of it", d.Name)
 			}
 			return ""
 		}}
@@ -121,6 +151,12 @@ var (
 		missing: func(env Env, _ map[string]string) string {
 			if env.Deployment == "" {
 				return "the target is not a Deployment"
+			}
+			return ""
+		},
+		undeclared: func(d Declared, _ map[string]string) string {
+			if d.Workload != "" && d.Workload != "Deployment" {
+				return fmt.Sprintf("target %s is a %s: the fault acts on a Deployment", d.Name, d.Workload)
 			}
 			return ""
 		}}

@@ -232,6 +232,25 @@ func (k ParamKind) check(v string) error {
 	return nil
 }
 
+// NotApplicable says why a target that declares d does not take a fault of spec's type at all
+// (the first capability the declaration rules out), or "" when it may. Unlike Build's skip, it is
+// known before anything is deployed, and it is the target's own statement, not a missing proof.
+func NotApplicable(spec Spec, d Declared) string {
+	def, ok := Lookup(spec.Type)
+	if !ok {
+		return ""
+	}
+	for _, c := range def.Needs {
+		if c.undeclared == nil {
+			continue
+		}
+		if why := c.undeclared(d, spec.Params); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
 // Build returns the fault for spec on env, or a skip reason when the target lacks a capability the
 // fault needs (no toxiproxy, no admin port, no node access, not a Deployment), or an error for bad
 // parameters.

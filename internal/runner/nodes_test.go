@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/verdict"
 )
 
 func nodesClient(names ...string) *fake.Clientset {
@@ -27,22 +26,22 @@ func nodesClient(names ...string) *fake.Clientset {
 	return cs
 }
 
-func TestDefaultSuiteLeavesOutWhatTheNodesCannotTake(t *testing.T) {
-	scs := []*scenario.Scenario{{Name: "pod-delete"}, {Name: "node-drain", Target: scenario.Target{Nodes: 2}}}
+func TestTooFewNodes(t *testing.T) {
+	sc := &scenario.Scenario{Name: "node-drain", Target: scenario.Target{Nodes: 2}}
 	// A control plane with one worker: one schedulable node.
-	c := &cluster.Conn{Client: nodesClient("kind-control-plane", "kind-worker")}
-	got, err := withinNodes(context.Background(), c, scs, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil || len(got) != 1 || got[0].Name != "pod-delete" {
-		t.Fatalf("one schedulable node: %v, %v; want pod-delete only", names(got), err)
+	r := &Runner{Conn: &cluster.Conn{Client: nodesClient("kind-control-plane", "kind-worker")}}
+	why, err := r.lacksNodes(context.Background(), sc)
+	if err != nil || !strings.Contains(why, "needs 2 schedulable nodes; the cluster has 1") {
+		t.Errorf("one schedulable node: %q, %v", why, err)
 	}
-	c = &cluster.Conn{Client: nodesClient("kind-control-plane", "kind-worker", "kind-worker2")}
-	if got, _ := withinNodes(context.Background(), c, scs, slog.New(slog.NewTextHandler(io.Discard, nil))); len(got) != 2 {
-		t.Errorf("two schedulable nodes: %v, want both", names(got))
+	r = &Runner{Conn: &cluster.Conn{Client: nodesClient("kind-control-plane", "kind-worker", "kind-worker2")}}
+	if why, err := r.lacksNodes(context.Background(), sc); why != "" || err != nil {
+		t.Errorf("two schedulable nodes: %q, %v; want none missing", why, err)
 	}
-	r := &Runner{Conn: &cluster.Conn{Client: nodesClient("kind-control-plane")}}
-	why, err := r.lacksNodes(context.Background(), scs[1])
+	r = &Runner{Conn: &cluster.Conn{Client: nodesClient("kind-control-plane")}}
+	why, err = r.lacksNodes(context.Background(), sc)
 	if err != nil || !strings.Contains(why, "needs 2 schedulable nodes; the cluster has 0") {
-		t.Errorf("named on a cluster without workers: %q, %v", why, err)
+		t.Errorf("a cluster without workers: %q, %v", why, err)
 	}
 }
 
@@ -52,4 +51,33 @@ func names(scs []*scenario.Scenario) []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+// A multi-node scenario on one node: the default suite lists it NOT APPLICABLE (nothing deployed,
+// not counted in the exit code); named by the user it is INCONCLUSIVE, saying why.
+func TestTooFewNodesDefaultSuiteNotApplicableNamedInconclusive(t *testing.T) {
+	for _, defaultSuite := range []bool{true, false} {
+		r, j, d, _ := newTestRunner(t)
+		r.Conn.Client = nodesClient("kind-control-plane")
+		r.Opts.DefaultSuite = defaultSuite
+		sc := testScenario("node-drain")
+		sc.Target.Nodes = 2
+		rep, err := r.Run(context.Background(), sc, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.requests) != 0 || j.String() != "" {
+			t.Errorf("default suite %v: deployed %d, faults %q; want nothing", defaultSuite, len(d.requests), j.String())
+		}
+		want := verdict.Inconclusive
+		if defaultSuite {
+			want = verdict.NotApplicable
+		}
+		if rep.Status() != want || len(rep.Verdicts) != len(sc.Expect) {
+			t.Errorf("default suite %v: status %s with %d verdicts, want %s with %d", defaultSuite, rep.Status(), len(rep.Verdicts), want, len(sc.Expect))
+		}
+		if defaultSuite && !strings.Contains(rep.NotApplicable, "needs 2 schedulable nodes") {
+			t.Errorf("not applicable without the reason: %q", rep.NotApplicable)
+		}
+	}
 }

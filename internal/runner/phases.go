@@ -146,6 +146,14 @@ func (s *scenarioRun) notRun(why string) {
 	s.phase = "done"
 }
 
+// notApplicable says the target does not take the scenario, and why: nothing is deployed.
+func (s *scenarioRun) notApplicable(why string) {
+	s.rep.NotApplicable = why
+	s.rep.Verdicts = notApplicableVerdicts(s.sc, why)
+	s.log.Info("scenario not applicable", "why", why)
+	s.phase = "done"
+}
+
 // createNamespace creates the scenario's own namespace, deleted when Run returns unless kept. A
 // scenario that will run the node agent gets a namespace whose Pod Security admits it.
 func (s *scenarioRun) createNamespace(ctx context.Context) error {

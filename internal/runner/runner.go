@@ -57,6 +57,9 @@ type Options struct {
 	// agent (a cluster without local node containers) runs AgentImage too.
 	LoadAgents int
 	AgentImage string
+	// DefaultSuite is set when nobody named the scenarios: one the cluster cannot host (too few
+	// nodes) is then NOT APPLICABLE, listed with why, instead of INCONCLUSIVE.
+	DefaultSuite bool
 	// Logger receives progress; slog.Default when nil.
 	Logger *slog.Logger
 	// Progress, when set, is told what each running scenario is doing.
@@ -135,11 +138,18 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	s.streamTimeline()
 	s.mark("start", fmt.Sprintf("variant %s, seed %d, slot %d", s.variant, s.seed, slot))
 
-	path, cannot := loadPath(sc, r.Opts.Custom)
-	if cannot == "" {
-		if cannot, err = r.lacksNodes(ctx, sc); err != nil {
-			return rep, err
-		}
+	if why := notApplicable(sc, r.Opts.Custom); why != "" {
+		s.notApplicable(why)
+		return rep, nil
+	}
+	path, _ := loadPath(sc, r.Opts.Custom)
+	cannot, err := r.lacksNodes(ctx, sc)
+	if err != nil {
+		return rep, err
+	}
+	if cannot != "" && r.Opts.DefaultSuite {
+		s.notApplicable(cannot)
+		return rep, nil
 	}
 	if cannot != "" {
 		s.notRun(cannot)

@@ -98,42 +98,12 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 		Variant: req.Variant, Custom: custom, Images: req.Images, Seed: req.Seed, Keep: req.Keep,
 		Parallel: parallel, Slots: cluster.Slots, Logger: log, Progress: req.Progress,
 		LoadAgents: req.LoadAgents, AgentImage: req.AgentImage,
+		DefaultSuite: len(req.Scenarios) == 0 && req.Resolved == nil,
 	})
-	if len(req.Scenarios) == 0 && req.Resolved == nil {
-		if scs, err = withinNodes(ctx, c, scs, log); err != nil {
-			return nil, nil, err
-		}
-	}
 	if err := r.Preflight(ctx, variantsOf(scs, req.Variant)); err != nil {
 		return nil, nil, err
 	}
 	return r, scs, nil
-}
-
-// withinNodes leaves out of the default suite the scenarios that need more schedulable nodes than
-// the cluster has, saying which and why; a scenario named on the command line is run regardless
-// and reported INCONCLUSIVE (Run).
-func withinNodes(ctx context.Context, c *cluster.Conn, scs []*scenario.Scenario, log *slog.Logger) ([]*scenario.Scenario, error) {
-	need := 0
-	for _, sc := range scs {
-		need = max(need, sc.Target.Nodes)
-	}
-	if need < 2 {
-		return scs, nil
-	}
-	n, err := cluster.SchedulableNodes(ctx, c.Client)
-	if err != nil {
-		return nil, err
-	}
-	var keep []*scenario.Scenario
-	for _, sc := range scs {
-		if sc.Target.Nodes > n {
-			log.Warn("left out of the default suite: "+nodesMissing(sc, n), "scenario", sc.Name)
-			continue
-		}
-		keep = append(keep, sc)
-	}
-	return keep, nil
 }
 
 // localNodes is how many kind nodes run on this machine (0 for an existing cluster).

@@ -12,6 +12,11 @@ const (
 	Pass         Status = "PASS"
 	Fail         Status = "FAIL"
 	Inconclusive Status = "INCONCLUSIVE"
+	// NotApplicable marks a verdict of a scenario the target does not take by its own declaration
+	// (no dependency to slow, no request that takes a while, a workload kind the fault does not act
+	// on) or that the cluster cannot host (too few nodes, in the default suite): nothing was run,
+	// the reason is the scenario report's NotApplicable, and the exit code does not count it.
+	NotApplicable Status = "NOT APPLICABLE"
 )
 
 // Evidence points at what decided a verdict: a timeline entry (Seq), a request (RequestSeq), or a
