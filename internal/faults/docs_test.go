@@ -48,7 +48,9 @@ faults:
 
 Each fault type is one file in ` + "`internal/faults`" + ` that registers itself; this page is rendered from
 those registrations (` + "`go test ./internal/faults -run TestDocs -update`" + `). A fault whose needs the target
-does not meet is skipped with a note saying which, and the verdicts that rest on it are INCONCLUSIVE.
+does not meet is skipped with a note saying which, and the verdicts that rest on it are INCONCLUSIVE;
+so are they when a fault the schedule never reached is recorded as skipped, or a fault ran late or
+short of its declared duration (see docs/verdicts.md, "A PASS must be earned").
 "Proof of effect" is what the fault measures to show it took hold (its ` + "`observe`" + ` actions on the
 timeline); "explains restarts" are the restart causes it brings about in the pods it acts on.
 `)

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"fmt"
-
 	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/scenario"
@@ -26,7 +24,7 @@ func (faultRegistry) Build(f scenario.Fault, env faultEnv) (faults.Fault, string
 	if env.Load != nil {
 		fenv.Load = env.Load
 	}
-	inj, skip, err := faults.Build(faults.Spec{Type: f.Type, Name: fmt.Sprintf("faults[%d]", env.Index), Duration: f.Duration, Params: f.Params}, fenv)
+	inj, skip, err := faults.Build(faults.Spec{Type: f.Type, Name: faultName(env.Index), Duration: f.Duration, Params: f.Params}, fenv)
 	if err != nil || skip != "" {
 		return nil, skip, err
 	}

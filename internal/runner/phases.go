@@ -385,7 +385,8 @@ func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time
 // then names the faults it interrupted in the phase.
 func (s *scenarioRun) startSchedule(ctx context.Context, start time.Time) (wait func() error, stop func()) {
 	schedDone := make(chan error, 1)
-	schedCtx, stopSched := context.WithCancel(ctx)
+	schedCtx, cancelSched := context.WithCancelCause(ctx)
+	stopSched := func() { cancelSched(errLoadEnded) }
 	go func() { schedDone <- s.sched.Run(schedCtx, start) }()
 	type stopped struct {
 		active              []string

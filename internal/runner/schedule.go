@@ -27,11 +27,19 @@ type plannedFault struct {
 
 	injected bool
 	reverted bool
+	// unreached: the schedule ended before its inject step and recorded that as a skip.
+	unreached bool
 }
 
 func (p *plannedFault) label() string {
-	return fmt.Sprintf("faults[%d] %s", p.Index, p.Spec.Type)
+	return faultName(p.Index) + " " + p.Spec.Type
 }
+
+// faultName names the scenario's i-th fault on the timeline, in every one of its actions.
+func faultName(i int) string { return fmt.Sprintf("faults[%d]", i) }
+
+// errLoadEnded is the cause with which the schedule is stopped when the load has ended.
+var errLoadEnded = errors.New("the load ended")
 
 // schedule injects each fault at its offset from the load's start and reverts it when its duration
 // has passed. Whatever happens (the context is cancelled, a fault fails, a panic unwinds the
@@ -85,29 +93,37 @@ func (s *schedule) steps() []step {
 
 // Run executes the schedule with offsets counted from start. It returns when every timed step has
 // run, or when ctx ends; a failed inject stops the schedule and is returned. Skipped faults are
-// recorded on the timeline at once. One-shot faults (no duration) are reverted by RevertAll.
+// recorded on the timeline at once, and so is every fault whose inject the schedule never reached
+// (ctx ended first: the load ended, or an interrupt; or an earlier inject failed), with the reason:
+// every declared fault leaves a trace. One-shot faults (no duration) are reverted by RevertAll.
+//
+// Steps run in order, and an overdue step runs at once: a fault held up past its offset is injected
+// late, and its revert may follow at once. The schedule only logs that; the judge compares every
+// declared fault with its window on the timeline (timeline.DeclaredFault.Shortfall).
 func (s *schedule) Run(ctx context.Context, start time.Time) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("fault schedule panicked: %v", p)
 		}
+		s.recordUnreached(ctx, start, err)
 	}()
 	for _, f := range s.faults {
 		if f.Inj == nil {
-			s.tl.Append(timeline.Entry{Kind: timeline.KindFault, Fault: &timeline.FaultAction{
-				Type: f.Spec.Type, Name: fmt.Sprintf("faults[%d]", f.Index), Action: timeline.FaultSkip,
-				Detail: f.Skip, Params: f.Spec.Params}})
-			s.log.Warn("fault skipped", "fault", f.label(), "why", f.Skip)
+			s.recordSkip(f, f.Skip)
 		}
 	}
 	for _, st := range s.steps() {
-		if wait := st.at - s.now().Sub(start); wait > 0 {
+		wait := st.at - s.now().Sub(start)
+		if wait > 0 {
 			if err := s.sleep(ctx, wait); err != nil {
-				return nil // cancelled: teardown reverts
+				return nil // cancelled: teardown reverts, recordUnreached says what never ran
 			}
 		}
 		if ctx.Err() != nil {
 			return nil
+		}
+		if -wait > timeline.FaultSlack {
+			s.log.Warn("fault step overdue", "fault", st.fault.label(), "revert", st.revert, "by", -wait)
 		}
 		if st.revert {
 			if err := s.revert(ctx, st.fault); err != nil {
@@ -120,6 +136,43 @@ func (s *schedule) Run(ctx context.Context, start time.Time) (err error) {
 		}
 	}
 	return nil
+}
+
+// recordSkip records f as skipped on the timeline, saying why.
+func (s *schedule) recordSkip(f *plannedFault, why string) {
+	s.tl.Append(timeline.Entry{Kind: timeline.KindFault, Fault: &timeline.FaultAction{
+		Type: f.Spec.Type, Name: faultName(f.Index), Action: timeline.FaultSkip,
+		Detail: why, Params: f.Spec.Params}})
+	s.log.Warn("fault skipped", "fault", f.label(), "why", why)
+}
+
+// recordUnreached records a skip for every fault the schedule was to inject and never did, once Run
+// stops: runErr is the inject error that stopped it, else ctx's cause says why it ended early.
+func (s *schedule) recordUnreached(ctx context.Context, start time.Time, runErr error) {
+	at := s.now().Sub(start).Round(100 * time.Millisecond)
+	s.mu.Lock()
+	var unreached []*plannedFault
+	for _, f := range s.faults {
+		if f.Inj != nil && !f.injected && !f.unreached {
+			f.unreached = true
+			unreached = append(unreached, f)
+		}
+	}
+	s.mu.Unlock()
+	for _, f := range unreached {
+		var why string
+		switch cause := context.Cause(ctx); {
+		case runErr != nil:
+			why = fmt.Sprintf("not injected: the schedule stopped at %s, before its start at %s, on an error: %v", at, f.Spec.At, runErr)
+		case errors.Is(cause, errLoadEnded):
+			why = fmt.Sprintf("not reached: the load ended (the schedule stopped at %s) before its start at %s", at, f.Spec.At)
+		case cause != nil:
+			why = fmt.Sprintf("not injected: the schedule was cancelled at %s (%v), before its start at %s", at, cause, f.Spec.At)
+		default:
+			why = fmt.Sprintf("not injected: the schedule ended at %s without reaching its start at %s", at, f.Spec.At)
+		}
+		s.recordSkip(f, why)
+	}
 }
 
 func (s *schedule) inject(ctx context.Context, f *plannedFault) error {

@@ -147,7 +147,7 @@ func TestScheduleCancelRevertsActiveFaults(t *testing.T) {
 	)
 	ctx, cancel := context.WithCancel(context.Background())
 	clock.cancelAt, clock.cancel = 12*time.Second, cancel // Ctrl-C at 12 s
-	s, _ := newTestSchedule(faults, clock)
+	s, tl := newTestSchedule(faults, clock)
 	if err := s.Run(ctx, clock.start); err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +159,38 @@ func TestScheduleCancelRevertsActiveFaults(t *testing.T) {
 	}
 	if got, want := j.String(), "+lat0@5s -lat0@12s"; got != want {
 		t.Fatalf("calls\n got: %s\nwant: %s", got, want)
+	}
+	// The late fault never ran, and says so: a fault the schedule never reached leaves a skip.
+	wantSkip(t, tl, "faults[1]", "late", "not injected: the schedule was cancelled at 12s (context canceled), before its start at 40s")
+}
+
+// When the load ends before a fault's start, the fault is recorded as not reached, and a fault
+// already injected is not.
+func TestScheduleLoadEndRecordsUnreachedFaults(t *testing.T) {
+	clock, j := newFakeClock(), &journal{}
+	faults := plan(clock, j,
+		scenario.Fault{Type: "db-down", At: 34 * time.Second, Duration: 3 * time.Second},
+		scenario.Fault{Type: "db-down", At: 52 * time.Second, Duration: 3 * time.Second},
+	)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	clock.cancelAt, clock.cancel = 50*time.Second, func() { cancel(errLoadEnded) }
+	s, tl := newTestSchedule(faults, clock)
+	if err := s.Run(ctx, clock.start); err != nil {
+		t.Fatal(err)
+	}
+	wantSkip(t, tl, "faults[1]", "db-down", "not reached: the load ended (the schedule stopped at 50s) before its start at 52s")
+}
+
+// wantSkip fails t unless the only fault entry on tl is a skip of name (of type typ) saying detail.
+func wantSkip(t *testing.T, tl *timeline.Timeline, name, typ, detail string) {
+	t.Helper()
+	got := tl.Filter(timeline.KindFault)
+	if len(got) != 1 {
+		t.Fatalf("fault entries = %d, want 1 skip of %s", len(got), name)
+	}
+	f := got[0].Fault
+	if f.Action != timeline.FaultSkip || f.Name != name || f.Type != typ || f.Detail != detail {
+		t.Fatalf("fault entry = %+v\nwant a skip of %s (%s): %q", *f, name, typ, detail)
 	}
 }
 

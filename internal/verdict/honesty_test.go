@@ -18,6 +18,10 @@ func TestNoVacuousPass(t *testing.T) {
 		}
 		return in
 	}
+	declare := func(d ...timeline.DeclaredFault) func(verdict.Input) verdict.Input {
+		return func(in verdict.Input) verdict.Input { in.Declared = d; return in }
+	}
+	dbDown := timeline.DeclaredFault{Name: "db-down", Type: "db-down", Due: 23 * s, Duration: 3 * s}
 	cases := []struct {
 		name    string
 		rule    string
@@ -26,6 +30,14 @@ func TestNoVacuousPass(t *testing.T) {
 		edit    func(verdict.Input) verdict.Input
 		unshown string // substring of some Unshown line
 	}{
+		// 0. a declared fault the schedule never reached, or squeezed to nothing
+		{name: "declared fault never on the timeline", rule: "no-liveness-restarts",
+			run: base(), edit: declare(dbDown), unshown: "db-down (db-down) left no trace on the timeline: due at 23s"},
+		{name: "declared fault never on the timeline: not judged", rule: "readiness-withdrawn-in-window",
+			run: base(), edit: declare(dbDown), unshown: "left no trace"},
+		{name: "declared fault squeezed", rule: "recovery-within", params: map[string]string{"within": "10s"},
+			run: base().Inject(37*s, "db-down", "").Revert(ms(37200), "db-down", ""), edit: declare(dbDown),
+			unshown: "db-down (db-down) ran 0.2s of its declared 3s: injected 14s late"},
 		// 1. a skipped fault: rules that do not name it passed vacuously
 		{name: "skipped fault, restarts rule", rule: "no-liveness-restarts",
 			run: base().Skip(10*s, "db-latency", "no toxiproxy in front of the target's database"), unshown: "db-latency was skipped: no toxiproxy"},
@@ -77,11 +89,18 @@ func TestNoVacuousPass(t *testing.T) {
 // The gate never hides a real failure, and never downgrades a run that saw everything.
 func TestGateKeepsEarnedOutcomes(t *testing.T) {
 	cases := []struct {
-		name string
-		rule string
-		run  *vt.Builder
-		want verdict.Status
+		name     string
+		rule     string
+		run      *vt.Builder
+		declared []timeline.DeclaredFault
+		want     verdict.Status
 	}{
+		{name: "declared fault on time and full length passes", rule: "no-liveness-restarts",
+			run:      base().Inject(ms(10100), "db-latency", "").Revert(20*s, "db-latency", ""),
+			declared: []timeline.DeclaredFault{{Name: "db-latency", Type: "db-latency", Due: 10 * s, Duration: 10 * s}}, want: verdict.Pass},
+		{name: "liveness restart beside a missing fault still fails", rule: "no-liveness-restarts",
+			run:      base().Restart(20*s, "b", timeline.CauseLiveness),
+			declared: []timeline.DeclaredFault{{Name: "faults[0]", Type: "db-down", Due: 10 * s, Duration: 3 * s}}, want: verdict.Fail},
 		{name: "liveness restart beside a skipped fault still fails", rule: "no-liveness-restarts",
 			run: base().Skip(10*s, "db-latency", "no toxiproxy").Restart(20*s, "b", timeline.CauseLiveness), want: verdict.Fail},
 		{name: "proven fault, clean run passes", rule: "no-liveness-restarts",
@@ -94,7 +113,9 @@ func TestGateKeepsEarnedOutcomes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := verdict.Evaluate(c.run.Input(), verdict.Spec{Rule: c.rule})
+			in := c.run.Input()
+			in.Declared = c.declared
+			res, err := verdict.Evaluate(in, verdict.Spec{Rule: c.rule})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,6 +22,10 @@ type Input struct {
 	// Faults are the injected faults on the timeline. When nil they are derived from the
 	// timeline's fault entries (FaultWindows).
 	Faults []timeline.FaultWindow
+	// Declared are the faults the scenario declares, named as on the timeline. Each must have left
+	// its trace (timeline.DeclaredFault.Shortfall: injected on time and for its duration, or a skip
+	// saying why not); one that did not makes every rule that selects it INCONCLUSIVE, like a skip.
+	Declared []timeline.DeclaredFault
 	// Load is when the load ran. When zero it is derived from the requests, or else from the
 	// timeline's load windows.
 	Load Span
@@ -49,12 +53,8 @@ func (in Input) faults() []timeline.FaultWindow {
 // selectedFaults returns the faults a rule judges: those whose name or type is in the "fault"
 // parameter, or every fault when it is not given; skipped faults are returned separately.
 func (in Input) selectedFaults() (active, skipped []timeline.FaultWindow) {
-	want := map[string]bool{}
-	for _, n := range in.Params.List("fault") {
-		want[n] = true
-	}
 	for _, f := range in.faults() {
-		if len(want) > 0 && !want[f.Name] && !want[f.Type] {
+		if !in.selects(f.Name, f.Type) {
 			continue
 		}
 		if f.Skipped {
@@ -64,6 +64,13 @@ func (in Input) selectedFaults() (active, skipped []timeline.FaultWindow) {
 		}
 	}
 	return active, skipped
+}
+
+// selects reports whether the fault named name, of type typ, is one the rule judges: its name or
+// type is in the "fault" parameter, or the parameter is not given.
+func (in Input) selects(name, typ string) bool {
+	want := in.Params.List("fault")
+	return len(want) == 0 || slices.Contains(want, name) || slices.Contains(want, typ)
 }
 
 // loadSpan returns Input.Load, or the span of the requests, or of the timeline's load windows.

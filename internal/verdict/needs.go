@@ -11,6 +11,8 @@ import (
 // run recorded it: a PASS that rests on something the run could not see becomes INCONCLUSIVE, with
 // each missing thing named in Result.Unshown. A FAIL stands (its evidence is real), except for a
 // rule that judges a fault's effect when none of its faults acted: there was nothing to judge.
+// Every rule rests on its faults having acted as the scenario declares them: a skipped or unproven
+// fault, and a declared fault that left no trace or ran late or short (Input.Declared), are gaps.
 type Needs uint8
 
 // What a rule may need.
@@ -32,19 +34,32 @@ const (
 // gate applies the run's blind spots to res (see Needs).
 func (n Needs) gate(in Input, res *Result) {
 	var unshown []string
+	// A declared fault that ran late or short, or left no trace, cannot count as having acted.
+	strayed := map[string]bool{}
+	windows := in.faults()
+	for _, d := range in.Declared {
+		if !in.selects(d.Name, d.Type) {
+			continue
+		}
+		if u := d.Shortfall(windows); u != "" {
+			unshown = append(unshown, u)
+			strayed[d.Name] = true
+		}
+	}
 	active, skipped := in.selectedFaults()
 	acted := 0
 	for _, f := range active {
-		if f.Acted() {
-			acted++
-		} else {
+		switch {
+		case !f.Acted():
 			unshown = append(unshown, f.Unproven())
+		case !strayed[f.Name]:
+			acted++
 		}
 	}
 	for _, f := range skipped {
 		unshown = append(unshown, f.Unproven())
 	}
-	noFaultActed := acted == 0 && len(active)+len(skipped) > 0
+	noFaultActed := acted == 0 && (len(active)+len(skipped) > 0 || len(strayed) > 0)
 	if n&(NeedsEndpoints|NeedsRestarts) != 0 {
 		span, ok := in.judgedSpan()
 		for _, g := range timeline.WatchGaps(in.Entries) {
