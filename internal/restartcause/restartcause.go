@@ -13,6 +13,7 @@ package restartcause
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -185,10 +186,16 @@ func inWindow(e *timeline.Entry, c *timeline.ContainerRestart, from, to time.Dur
 }
 
 // activeFaults returns the types of the harness faults injected before r (up to LateSlack after it)
-// and not reverted before it: all of them, and those aimed at r's pod.
+// and not reverted before it: all of them, and those aimed at r's pod. A fault counts as aimed at
+// the pod only until the grace period its proof reported (grace_s; else defaultGrace) + LateSlack
+// after its inject: aimed-at faults explain deletions and evictions, and a one-shot deletion or
+// eviction is never reverted, yet ends its pod once; it must not explain the pod's later exits for
+// the rest of the run (audit N9).
 func activeFaults(r timeline.Entry, entries []timeline.Entry) (all, atPod []string) {
 	type key struct{ typ, name, target string }
 	active := map[key]*timeline.FaultAction{}
+	injected := map[key]time.Duration{}
+	grace := map[key]time.Duration{}
 	var order []key
 	for i := range entries {
 		e := &entries[i]
@@ -201,7 +208,12 @@ func activeFaults(r timeline.Entry, entries []timeline.Entry) (all, atPod []stri
 			if _, ok := active[k]; !ok {
 				order = append(order, k)
 			}
-			active[k] = e.Fault
+			active[k], injected[k] = e.Fault, e.T
+			delete(grace, k)
+		case timeline.FaultObserve:
+			if g, err := strconv.Atoi(e.Fault.Params["grace_s"]); err == nil && g >= 0 {
+				grace[k] = time.Duration(g) * time.Second
+			}
 		case timeline.FaultRevert:
 			if e.T < r.T {
 				delete(active, k)
@@ -214,12 +226,20 @@ func activeFaults(r timeline.Entry, entries []timeline.Entry) (all, atPod []stri
 			continue
 		}
 		all = append(all, f.Type)
-		if f.Target == r.Pod || f.Params["pod"] == r.Pod {
+		g, ok := grace[k]
+		if !ok {
+			g = defaultGrace
+		}
+		if (f.Target == r.Pod || f.Params["pod"] == r.Pod) && r.T <= injected[k]+g+LateSlack {
 			atPod = append(atPod, f.Type)
 		}
 	}
 	return all, atPod
 }
+
+// defaultGrace is Kubernetes' default terminationGracePeriodSeconds, for a deleting fault whose
+// proof reported no grace period.
+const defaultGrace = 30 * time.Second
 
 // explaining returns the first of the fault types that, by its registration, brings about a restart
 // with cause in the pod it acts on; "" when none does.

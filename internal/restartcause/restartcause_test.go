@@ -267,3 +267,28 @@ func TestHarnessFaultsAttributeByTheirRegistration(t *testing.T) {
 		check(t, c, ev, tc.want, tc.ev)
 	}
 }
+
+// TestHarnessEvictionIsBoundedInTime (audit N9): an evict fault is one-shot and never reverted, so it
+// stayed "open" for the rest of the run and labelled any later exit of its pod an eviction. It
+// explains the pod's end only within the grace period its proof reported (+ LateSlack).
+func TestHarnessEvictionIsBoundedInTime(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   float64
+		want timeline.RestartCause
+		ev   string
+	}{
+		{"within the grace period", 6, timeline.CauseEviction, "harness fault evict"},
+		{"long after the grace period", 60, timeline.CauseAppExit, "exited by itself"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &rec{}
+			r.add(0.5, timeline.Entry{Kind: timeline.KindFault, Pod: "web-1", Fault: &timeline.FaultAction{Type: faults.TypeEvict, Action: timeline.FaultInject, Target: "web-1"}})
+			r.add(0.6, timeline.Entry{Kind: timeline.KindFault, Pod: "web-1", Fault: &timeline.FaultAction{Type: faults.TypeEvict, Action: timeline.FaultObserve, Target: "web-1",
+				Params: map[string]string{"grace_s": "10", timeline.ParamEffect: timeline.EffectConfirmed}}})
+			x := r.add(tc.at, restart("app", 0, "Error", 1, tc.at))
+			c, ev := attribute(t, r, x.Seq)
+			check(t, c, ev, tc.want, tc.ev)
+		})
+	}
+}

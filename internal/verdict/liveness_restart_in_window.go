@@ -13,7 +13,8 @@ func init() {
 		Name:  "liveness-restart-in-window",
 		Title: "The stalled pod is restarted by liveness within its window, and no other pod is",
 		Doc: "For each faulted pod, the first liveness restart after the fault starts must fall in the oracle's " +
-			"liveness restart window; a liveness restart of any other pod fails.",
+			"liveness restart window; each fault accounts for that one restart of each of its pods. Any other liveness " +
+			"restart fails: of another pod, or of a faulted pod again (a restart loop: the new process was never faulted).",
 		Params: []ParamSpec{
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 			{Name: "pods", Kind: KindList, Doc: "the pods expected to restart; default the faults' pods"},
@@ -46,6 +47,7 @@ func judgeLivenessRestartInWindow(in Input) Result {
 	}
 
 	expected := map[string]bool{}
+	accounted := map[int64]bool{} // the restart each fault and pod accounts for, by Seq
 	var observed []string
 	var worst float64
 	for _, f := range faults {
@@ -63,7 +65,10 @@ func judgeLivenessRestartInWindow(in Input) Result {
 			expected[pod] = true
 			from, to := f.Start+w.Min, f.Start+deadline
 			r.window("liveness restart", pod, from, to, w.Explain)
-			e, ok := firstRestart(in.Entries, pod, timeline.CauseLiveness, f.Start)
+			e, ok := firstRestart(in.Entries, pod, timeline.CauseLiveness, f.Start, accounted)
+			if ok {
+				accounted[e.Seq] = true
+			}
 			switch {
 			case !ok:
 				r.failAt(to)
@@ -86,27 +91,39 @@ func judgeLivenessRestartInWindow(in Input) Result {
 			}
 		}
 	}
-	others := 0
+	others, again := 0, 0
 	for _, e := range in.Entries {
-		if e.Kind == timeline.KindRestart && e.Restart != nil && e.Restart.Cause == timeline.CauseLiveness && !expected[e.Pod] {
-			others++
-			r.failAt(e.T)
-			r.add(atEntry(e.T, e.Seq, "%s (not faulted) restarted by liveness", e.Pod))
-			r.explainRestart(in.Entries, e)
+		if e.Kind != timeline.KindRestart || e.Restart == nil || e.Restart.Cause != timeline.CauseLiveness || accounted[e.Seq] {
+			continue
 		}
+		r.failAt(e.T)
+		if expected[e.Pod] {
+			again++
+			r.add(atEntry(e.T, e.Seq, "%s restarted by liveness again (#%d), %s: no fault accounts for it (a restart loop?)",
+				e.Pod, e.Restart.RestartCount, dur(e.T)))
+		} else {
+			others++
+			r.add(atEntry(e.T, e.Seq, "%s (not faulted) restarted by liveness", e.Pod))
+		}
+		r.explainRestart(in.Entries, e)
+	}
+	if again > 0 {
+		observed = append(observed, fmt.Sprintf("%d further liveness restarts of the faulted pods", again))
 	}
 	observed = append(observed, fmt.Sprintf("%d liveness restarts of other pods", others))
 	r.Observed = strings.Join(observed, "; ")
 	r.figure("restart_after_s", worst)
 	r.figure("window_deadline_s", secs(deadline))
 	r.figure("other_liveness_restarts", float64(others))
+	r.figure("further_liveness_restarts", float64(again))
 	return r
 }
 
-// firstRestart returns pod's first restart with the given cause at or after t.
-func firstRestart(entries []timeline.Entry, pod string, cause timeline.RestartCause, t time.Duration) (timeline.Entry, bool) {
+// firstRestart returns pod's first restart with the given cause at or after t, skipping those
+// whose Seq is in taken.
+func firstRestart(entries []timeline.Entry, pod string, cause timeline.RestartCause, t time.Duration, taken map[int64]bool) (timeline.Entry, bool) {
 	for _, e := range entries {
-		if e.Kind == timeline.KindRestart && e.Restart != nil && e.Pod == pod && e.Restart.Cause == cause && e.T >= t {
+		if e.Kind == timeline.KindRestart && e.Restart != nil && e.Pod == pod && e.Restart.Cause == cause && e.T >= t && !taken[e.Seq] {
 			return e, true
 		}
 	}

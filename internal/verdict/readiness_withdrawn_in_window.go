@@ -145,7 +145,8 @@ func faultTargets(in Input, f timeline.FaultWindow, eps endpointHistory) []strin
 
 // notByReadiness says why a pod's departure from rotation at s was not a readiness withdrawal: its
 // endpoint was removed or terminating, or its container had exited (a crash or a kill shows as a
-// terminated state no later than propagation after the endpoint changed).
+// terminated state, or as a restart whose finishedAt or observation lies between the fault's start
+// and propagation after the endpoint changed).
 func notByReadiness(s timeline.EndpointStep, p *podLife, faultStart, propagation time.Duration) (string, bool) {
 	switch {
 	case !s.Present:
@@ -164,7 +165,31 @@ func notByReadiness(s timeline.EndpointStep, p *podLife, faultStart, propagation
 			return fmt.Sprintf("its container %s exited at %s (%s)", x.Container, dur(x.T), x.Reason), true
 		}
 	}
+	// A crash the kubelet restarts at once can reach the API coalesced (running → running, not
+	// ready, restartCount + 1): no terminated state is seen, only the restart, whose finishedAt
+	// (truncated to the second) says when the process ended.
+	for _, e := range p.Restarts {
+		from, to := e.T, e.T
+		if fin, ok := restartFinished(e); ok {
+			from, to = fin, fin+time.Second
+		}
+		if (to >= faultStart && from <= s.T+propagation) || (e.T >= faultStart && e.T <= s.T+propagation) {
+			return fmt.Sprintf("its container %s restarted (#%d, seen at %s, %s)", e.Restart.Container, e.Restart.RestartCount, dur(e.T), e.Restart.Cause), true
+		}
+	}
 	return "", false
+}
+
+// restartFinished is when restart e's previous container finished by its status's finishedAt, on
+// the timeline's clock.
+func restartFinished(e timeline.Entry) (time.Duration, bool) {
+	switch {
+	case e.APITime != nil && !e.At.IsZero():
+		return apiOffset(e), true
+	case e.Restart.FinishedAt != nil && !e.At.IsZero():
+		return e.T + e.Restart.FinishedAt.Sub(e.At), true
+	}
+	return 0, false
 }
 
 // replaced reports whether the pod's container exited or restarted in (from, to]: a new process
