@@ -215,6 +215,10 @@ func bootstrapBefore(pods map[string]*podLife, t time.Duration) (time.Duration, 
 	return slowest, n
 }
 
+// bootMargin is what a boot measured before the fault allows a later boot on the same, possibly
+// busy, node: × 1.5 + 2s.
+func bootMargin(b time.Duration) time.Duration { return b*3/2 + 2*time.Second }
+
 func isReadyField(f string) bool {
 	return f == "condition/Ready" ||
 		(strings.HasPrefix(f, "container/") && !strings.HasPrefix(f, "container/init:") && strings.HasSuffix(f, "/ready"))

@@ -15,9 +15,12 @@ func init() {
 		Title: "All endpoints are ready again within a bound after the fault ends",
 		Doc: "After each fault is reverted (or, for a one-shot fault such as a pod deletion, after it happened), the " +
 			"number of ready endpoints is back to its pre-fault count within the bound; later dips are listed, not failed. " +
-			"A fault followed by the next one before recovery was due is judged together with it.",
+			"A fault followed by the next one before recovery was due is judged together with it. A rollout fault (cold-start, " +
+			"rolling-update) is recovered from when its rollout completes: as many ready endpoints as before, every one a pod " +
+			"the rollout created, timed from the inject (a later revert, such as cold-start's restore, ends the judged span " +
+			"but is not the fault's end); a run that ends before the rollout completes or its bound passes is INCONCLUSIVE.",
 		Params: []ParamSpec{
-			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline, plus for one-shot faults the slowest bootstrap measured in this run before the fault (else the startup budget)", Tolerance: true},
+			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline, plus for one-shot faults the slowest bootstrap measured in this run before the fault (else the startup budget); for a rollout fault, per replaced pod the startup budget and the readiness recovery deadline", Tolerance: true},
 			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the most ready at once between the load's start and the fault"},
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 		},
@@ -42,6 +45,12 @@ func judgeRecoveryWithin(in Input) Result {
 	var worst time.Duration
 	carried := 0
 	for i, f := range faults {
+		if rolloutFaults[f.Type] {
+			exp, obs, took := judgeRollout(in, &r, eps, steps, horizon, f)
+			expected, observed = append(expected, exp), append(observed, obs)
+			worst = max(worst, took)
+			continue
+		}
 		ref := f.End
 		within, basis := recoveryBound(in, f)
 		expected = append(expected, fmt.Sprintf("%s: recovered ≤ %s after %s (%s)", f.Type, dur(within), refWords(f), basis))
