@@ -109,6 +109,14 @@ func TestColdStartAndOneShotRecovery(t *testing.T) {
 			run: shortRun(t), want: verdict.Inconclusive, text: "too short"},
 		{name: "rollout not complete when its bound passed", rule: "recovery-within", params: map[string]string{"fault": "cold-start"},
 			run: neverStarts(t), want: verdict.Fail, at: ms(145400), text: "not complete"},
+
+		// N5: the one-shot bound is the pre-fault pods' boot (6.5s) × 1.5 + 2s + 4.7s = 16.45s.
+		{name: "good target: replacement ready 6.5s after the deletion", rule: "recovery-within", params: map[string]string{"fault": "pod-delete"},
+			run:  oneShot(t).Started(26*s, "new-1").ContainerReady(ms(26200), "new-1").Ready(ms(26500), "new-1"),
+			want: verdict.Pass, text: "× 1.5 + 2s", recovery: 6.5},
+		{name: "N5: bootstrap regressed 5s → 25s inside the startup budget", rule: "recovery-within", params: map[string]string{"fault": "pod-delete"},
+			run:  oneShot(t).Started(46*s, "new-1").ContainerReady(ms(46200), "new-1").Ready(ms(46500), "new-1"),
+			want: verdict.Fail, at: ms(46500), text: "LATE", recovery: 26.5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.rule+"/"+tc.name, func(t *testing.T) {

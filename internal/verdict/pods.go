@@ -182,24 +182,6 @@ func apiOffset(e timeline.Entry) time.Duration {
 	return e.T
 }
 
-// replacementsStarted is when the last pod created after t passed its startup probe (container
-// c's started=true), and how many such pods there were; ok is false when there was none or one
-// never started.
-func replacementsStarted(pods map[string]*podLife, t time.Duration, c string) (last time.Duration, n int, ok bool) {
-	for _, p := range pods {
-		if p.Created == nil || p.Created.T < t {
-			continue
-		}
-		st, started := p.Started[c]
-		if !started {
-			return 0, 0, false
-		}
-		n++
-		last = max(last, st.T)
-	}
-	return last, n, n > 0
-}
-
 // bootstrapBefore is the slowest creation-to-ready time of the pods that were ready by t, as the
 // API dated them, and how many pods it was measured on.
 func bootstrapBefore(pods map[string]*podLife, t time.Duration) (time.Duration, int) {
