@@ -110,6 +110,14 @@ func TestColdStartAndOneShotRecovery(t *testing.T) {
 		{name: "rollout not complete when its bound passed", rule: "recovery-within", params: map[string]string{"fault": "cold-start"},
 			run: neverStarts(t), want: verdict.Fail, at: ms(145400), text: "not complete"},
 
+		// startup-not-killed counts only the cold pods, and needs the run to outlast their budget.
+		{name: "good target: both cold pods booted", rule: "startup-not-killed",
+			run: goodRollout(t), want: verdict.Pass, text: "2 of 2 pods created after the fault"},
+		{name: "N2: no cold pod ever ready", rule: "startup-not-killed",
+			run: stuckRollout(t), want: verdict.Fail, at: ms(72100), text: "no pod created after the fault"},
+		{name: "run ended inside the cold pod's startup budget", rule: "startup-not-killed",
+			run: shortRun(t), want: verdict.Inconclusive, text: "startup budget"},
+
 		// N5: the one-shot bound is the pre-fault pods' boot (6.5s) × 1.5 + 2s + 4.7s = 16.45s.
 		{name: "good target: replacement ready 6.5s after the deletion", rule: "recovery-within", params: map[string]string{"fault": "pod-delete"},
 			run:  oneShot(t).Started(26*s, "new-1").ContainerReady(ms(26200), "new-1").Ready(ms(26500), "new-1"),
