@@ -182,24 +182,6 @@ func apiOffset(e timeline.Entry) time.Duration {
 	return e.T
 }
 
-// replacementsStarted is when the last pod created after t passed its startup probe (container
-// c's started=true), and how many such pods there were; ok is false when there was none or one
-// never started.
-func replacementsStarted(pods map[string]*podLife, t time.Duration, c string) (last time.Duration, n int, ok bool) {
-	for _, p := range pods {
-		if p.Created == nil || p.Created.T < t {
-			continue
-		}
-		st, started := p.Started[c]
-		if !started {
-			return 0, 0, false
-		}
-		n++
-		last = max(last, st.T)
-	}
-	return last, n, n > 0
-}
-
 // bootstrapBefore is the slowest creation-to-ready time of the pods that were ready by t, as the
 // API dated them, and how many pods it was measured on.
 func bootstrapBefore(pods map[string]*podLife, t time.Duration) (time.Duration, int) {
@@ -214,6 +196,10 @@ func bootstrapBefore(pods map[string]*podLife, t time.Duration) (time.Duration, 
 	}
 	return slowest, n
 }
+
+// bootMargin is what a boot measured before the fault allows a later boot on the same, possibly
+// busy, node: × 1.5 + 2s.
+func bootMargin(b time.Duration) time.Duration { return b*3/2 + 2*time.Second }
 
 func isReadyField(f string) bool {
 	return f == "condition/Ready" ||

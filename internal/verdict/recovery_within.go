@@ -15,9 +15,12 @@ func init() {
 		Title: "All endpoints are ready again within a bound after the fault ends",
 		Doc: "After each fault is reverted (or, for a one-shot fault such as a pod deletion, after it happened), the " +
 			"number of ready endpoints is back to its pre-fault count within the bound; later dips are listed, not failed. " +
-			"A fault followed by the next one before recovery was due is judged together with it.",
+			"A fault followed by the next one before recovery was due is judged together with it. A rollout fault (cold-start, " +
+			"rolling-update) is recovered from when its rollout completes: as many ready endpoints as before, every one a pod " +
+			"the rollout created, timed from the inject (a later revert, such as cold-start's restore, ends the judged span " +
+			"but is not the fault's end); a run that ends before the rollout completes or its bound passes is INCONCLUSIVE.",
 		Params: []ParamSpec{
-			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline, plus for one-shot faults the slowest bootstrap measured in this run before the fault (else the startup budget)", Tolerance: true},
+			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline, plus for one-shot faults the slowest creation→ready of the pods ready before the fault × 1.5 + 2s (else the startup budget); for a rollout fault, per replaced pod the startup budget and the readiness recovery deadline", Tolerance: true},
 			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the most ready at once between the load's start and the fault"},
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 		},
@@ -42,6 +45,12 @@ func judgeRecoveryWithin(in Input) Result {
 	var worst time.Duration
 	carried := 0
 	for i, f := range faults {
+		if rolloutFaults[f.Type] {
+			exp, obs, took := judgeRollout(in, &r, eps, steps, horizon, f)
+			expected, observed = append(expected, exp), append(observed, obs)
+			worst = max(worst, took)
+			continue
+		}
 		ref := f.End
 		within, basis := recoveryBound(in, f)
 		expected = append(expected, fmt.Sprintf("%s: recovered ≤ %s after %s (%s)", f.Type, dur(within), refWords(f), basis))
@@ -170,22 +179,19 @@ func recoveryBound(in Input, f timeline.FaultWindow) (time.Duration, string) {
 		basis = append(basis, "propagation "+dur(in.Oracle.Propagation))
 	}
 	if !f.Reverted {
-		// A one-shot fault (a deletion, an eviction, a rollout) is recovered from by new pods
-		// booting. With a startup probe, the boot is measured: the replacements' container
-		// creation and bootstrap are the runtime's and the startup budget's business (startup-not-
-		// killed judges the latter), and readiness must follow within its recovery window once the
-		// last one started. Without one, as long as this run's pods took to boot before the fault,
-		// plus the second the API's timestamps are truncated to; without that, the startup budget.
+		// A one-shot fault (a deletion, an eviction) is recovered from by new pods booting. The bound
+		// must not grow with the recovery it judges, so the boot is not measured on the replacements:
+		// it is the slowest creation→ready of this run's pods that were ready before the fault (as the
+		// API dated them: it includes scheduling, the container's creation and any first image pull,
+		// which can only loosen it), × 1.5 + 2s for a busy node. Without one, the startup budget.
 		pods := buildPods(in.Entries)
-		if last, n, ok := replacementsStarted(pods, f.Start, in.Oracle.Container); ok && in.Oracle.Startup.Source == "startupProbe" {
-			d += last - f.Start
-			basis = append(basis, fmt.Sprintf("after the last of %d replacement pods passed its startup probe, %s after the fault (measured)", n, dur(last-f.Start)))
-		} else if boot, n := bootstrapBefore(pods, f.Start); n > 0 {
-			d += boot + time.Second
-			basis = append(basis, fmt.Sprintf("+ bootstrap measured in this run: the slowest of %d pods ready %s after creation, + 1s timestamp resolution", n, dur(boot)))
+		if boot, n := bootstrapBefore(pods, f.Start); n > 0 {
+			d += bootMargin(boot)
+			basis = append(basis, fmt.Sprintf("+ boot before the fault: the slowest of %d pods ready %s after creation, × 1.5 + 2s = %s",
+				n, dur(boot), dur(bootMargin(boot))))
 		} else {
 			d += in.Oracle.Startup.Budget
-			basis = append(basis, "+ no bootstrap measured before the fault: "+in.Oracle.Startup.Explain)
+			basis = append(basis, "+ no boot measured before the fault: "+in.Oracle.Startup.Explain)
 		}
 	}
 	return d, strings.Join(basis, " ")
