@@ -18,7 +18,8 @@ func init() {
 			"A fault followed by the next one before recovery was due is judged together with it.",
 		Params: []ParamSpec{
 			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline, plus for one-shot faults the slowest bootstrap measured in this run before the fault (else the startup budget)", Tolerance: true},
-			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the most ready at once between the load's start and the fault"},
+			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the most ready at once between the load's start and the fault (any value given is a tolerance; 0 is refused)",
+				Loosens: anyValue, Vacuous: vacuousAt("zero ready endpoints counts as recovered at once")},
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 		},
 		Needs: NeedsFaultEffect | NeedsEndpoints,
