@@ -95,3 +95,15 @@ func TestVocabularyChecksLooseningParams(t *testing.T) {
 		}
 	}
 }
+
+// A scenario's oracle option that widens the propagation past its default needs a reason.
+func TestVocabularyChecksOracleLoosening(t *testing.T) {
+	tail := "load: {rate: 10, duration: 30s}\nexpect:\n  - no-liveness-restarts\n"
+	_, err := scenario.Parse("x.yaml", []byte("name: x\noracle: {propagation: 60}\n"+tail), Vocabulary())
+	if err == nil || !strings.Contains(err.Error(), "x.yaml:2: oracle: oracle option propagation widens its allowance past the default by hand: say why") {
+		t.Errorf("propagation 60 without a reason: err = %v", err)
+	}
+	if _, err := scenario.Parse("x.yaml", []byte("name: x\noracle: {propagation: 3, tolerance: a slow kube-proxy}\n"+tail), Vocabulary()); err != nil {
+		t.Errorf("with a reason: %v", err)
+	}
+}

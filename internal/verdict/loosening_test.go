@@ -1,9 +1,12 @@
 package verdict_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/verdict"
 )
 
@@ -61,6 +64,37 @@ func TestLooseningParamsAreTolerances(t *testing.T) {
 		}
 		if shown != (c.want != "") {
 			t.Errorf("%s %v: result tolerances %q, want %q shown with its reason: %v", c.rule, c.params, res.Tolerances, c.want, c.want != "")
+		}
+	}
+}
+
+// A propagation the target or scenario widened past its default is listed beside the verdicts of
+// the rules whose bounds it widens, and not beside others.
+func TestWidenedPropagationShownBesideVerdict(t *testing.T) {
+	widened := oracle.Assumption{Name: oracle.AllowancePropagation, Declared: 60 * time.Second, Used: oracle.MaxPropagation,
+		Default: oracle.DefaultPropagation, Cap: oracle.MaxPropagation, Explain: "assumption: propagation 1m0s (annotation) capped at 5s"}
+	narrower := widened
+	narrower.Used, narrower.Explain = time.Second, "assumption: propagation 1s: narrower"
+	for _, c := range []struct {
+		rule  string
+		a     oracle.Assumption
+		shown bool
+	}{
+		{"readiness-withdrawn-in-window", widened, true},
+		{"no-traffic-after-withdrawal", widened, true},
+		{"failed-requests-budget", widened, true},
+		{"recovery-within", widened, true},
+		{"readiness-withdrawn-in-window", narrower, false},
+		{"no-liveness-restarts", widened, false},
+		{"terminating-before-exit", widened, false}, // a longer propagation asks a longer lead
+	} {
+		in := verdict.Input{Oracle: oracle.Oracle{Propagation: c.a.Used, Assumptions: []oracle.Assumption{c.a}}}
+		res, err := verdict.Evaluate(in, verdict.Spec{Rule: c.rule})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(res.Tolerances, c.a.Explain); got != c.shown {
+			t.Errorf("%s with %q: tolerances %q, want it shown: %v", c.rule, c.a.Explain, res.Tolerances, c.shown)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -29,8 +30,9 @@ func init() {
 			{Name: "require-withdrawal", Kind: KindBool, Default: "true", Doc: "a run in which no endpoint was withdrawn is not judged (INCONCLUSIVE); false, which made it a PASS, is refused",
 				Vacuous: vacuousAt("with no withdrawal it would PASS on nothing")},
 		},
-		Needs: NeedsEndpoints | NeedsAttribution,
-		Judge: judgeNoTrafficAfterWithdrawal,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsEndpoints | NeedsAttribution,
+		Judge:      judgeNoTrafficAfterWithdrawal,
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -26,8 +27,9 @@ func init() {
 			{Name: "tolerance", Kind: KindDuration, Default: "250ms", Doc: "clock slack before the window's start", Tolerance: true},
 			{Name: "hold", Kind: KindBool, Default: "true", Doc: "the pod must stay withdrawn while the fault lasts (false is a tolerance)", Loosens: isFalse},
 		},
-		Needs: NeedsFaultEffect | NeedsEndpoints,
-		Judge: judgeReadinessWithdrawn,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsFaultEffect | NeedsEndpoints,
+		Judge:      judgeReadinessWithdrawn,
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -22,8 +23,9 @@ func init() {
 				Loosens: anyValue, Vacuous: vacuousAt("zero ready endpoints counts as recovered at once")},
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 		},
-		Needs: NeedsFaultEffect | NeedsEndpoints,
-		Judge: judgeRecoveryWithin,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsFaultEffect | NeedsEndpoints,
+		Judge:      judgeRecoveryWithin,
 	})
 }
 

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,8 +20,12 @@ type Rule struct {
 	// Needs is what the judgement rests on; Evaluate refuses a PASS the run cannot back (see Needs).
 	Needs Needs `json:"-"`
 	// Default rules judge every scenario, listed in its expect or not.
-	Default bool                  `json:"default,omitempty"`
-	Judge   func(in Input) Result `json:"-"`
+	Default bool `json:"default,omitempty"`
+	// Allowances names the oracle allowances the rule's bounds widen with (oracle.AllowancePropagation,
+	// oracle.AllowanceRestart): one the target or scenario widened past its default is listed among
+	// the verdict's tolerances.
+	Allowances []string              `json:"-"`
+	Judge      func(in Input) Result `json:"-"`
 }
 
 var (
@@ -160,6 +165,11 @@ func Evaluate(in Input, s Spec) (Result, error) {
 	r.Needs.gate(in, &res)
 	hostCaveat(in, &res)
 	res.Tolerances = r.tolerances(s)
+	for _, a := range in.Oracle.Assumptions {
+		if a.Widens() && slices.Contains(r.Allowances, a.Name) {
+			res.Tolerances = append(res.Tolerances, a.Explain)
+		}
+	}
 	return res, nil
 }
 
