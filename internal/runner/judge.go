@@ -24,6 +24,7 @@ func (verdictJudge) Judge(in judgeInput) (*oracle.Oracle, []verdict.Result, erro
 		Requests: in.Requests,
 		Oracle:   o,
 		Load:     verdict.Span{Start: in.LoadStart, End: in.LoadEnd},
+		LoadRate: float64(in.Scenario.Load.Rate),
 	}
 	results := make([]verdict.Result, 0, len(in.Scenario.Expect))
 	for _, e := range in.Scenario.Expect {

@@ -22,7 +22,7 @@ func init() {
 			{Name: "min-requests", Kind: KindInt, Default: "20", Doc: "fewest requests per ready pod (on average) for a window to be judged"},
 		},
 		Allowances: []string{oracle.AllowancePropagation},
-		Needs:      NeedsEndpoints | NeedsAttribution,
+		Needs:      NeedsEndpoints | NeedsAttribution | NeedsLoad,
 		Judge:      judgeEvenShare,
 	})
 }

@@ -38,7 +38,9 @@ func init() {
 			"before-detection (during a fault, before its withdrawal), other. Fails when a total or per-class budget is exceeded.",
 		Params:     params,
 		Allowances: []string{oracle.AllowancePropagation},
-		Judge:      judgeFailedRequestsBudget,
+		Needs:      NeedsLoad,
+
+		Judge: judgeFailedRequestsBudget,
 	})
 }
 

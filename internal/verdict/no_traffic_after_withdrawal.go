@@ -31,7 +31,7 @@ func init() {
 				Vacuous: vacuousAt("with no withdrawal it would PASS on nothing")},
 		},
 		Allowances: []string{oracle.AllowancePropagation},
-		Needs:      NeedsEndpoints | NeedsAttribution,
+		Needs:      NeedsEndpoints | NeedsAttribution | NeedsLoad,
 		Judge:      judgeNoTrafficAfterWithdrawal,
 	})
 }
