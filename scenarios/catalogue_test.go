@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/probegate/probegate/fixtures/target/config"
+	"github.com/probegate/probegate/internal/scenario"
 )
 
 // The catalogue must load against the real registries: every rule, parameter and variant exists.
@@ -71,5 +72,38 @@ func TestVocabularyChecksFaultParams(t *testing.T) {
 		if err := check(typ, params); err == nil {
 			t.Errorf("CheckParams(%s, %v) accepted bad parameters", typ, params)
 		}
+	}
+}
+
+// A scenario line that loosens a rule needs a reason, and one that leaves it nothing to check is
+// refused at its line, through the real registries.
+func TestVocabularyChecksLooseningParams(t *testing.T) {
+	head := "name: x\nload: {rate: 10, duration: 30s}\nexpect:\n  - rule: readiness-withdrawn-in-window\n"
+	for _, c := range []struct{ params, want string }{
+		{"    params: {min-withdrawn: 2}\n", "x.yaml:5: expect[0].params: min-withdrawn loosens the bound of readiness-withdrawn-in-window by hand: say why"},
+		{"    params: {hold: false}\n", "x.yaml:5: expect[0].params: hold loosens the bound"},
+		{"    params: {min-withdrawn: 0}\n    tolerance: nothing to see\n", "x.yaml:5: expect[0].params: rule readiness-withdrawn-in-window parameter min-withdrawn=0 leaves the rule nothing to check"},
+		{"    params: {min-withdrawn: 2}\n    tolerance: the keeper stays ready\n", ""},
+		{"    params: {hold: true}\n", ""},
+	} {
+		_, err := scenario.Parse("x.yaml", []byte(head+c.params), Vocabulary())
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v", c.params, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%q: err = %v, want %q", c.params, err, c.want)
+		}
+	}
+}
+
+// A scenario's oracle option that widens the propagation past its default needs a reason.
+func TestVocabularyChecksOracleLoosening(t *testing.T) {
+	tail := "load: {rate: 10, duration: 30s}\nexpect:\n  - no-liveness-restarts\n"
+	_, err := scenario.Parse("x.yaml", []byte("name: x\noracle: {propagation: 60}\n"+tail), Vocabulary())
+	if err == nil || !strings.Contains(err.Error(), "x.yaml:2: oracle: oracle option propagation widens its allowance past the default by hand: say why") {
+		t.Errorf("propagation 60 without a reason: err = %v", err)
+	}
+	if _, err := scenario.Parse("x.yaml", []byte("name: x\noracle: {propagation: 3, tolerance: a slow kube-proxy}\n"+tail), Vocabulary()); err != nil {
+		t.Errorf("with a reason: %v", err)
 	}
 }

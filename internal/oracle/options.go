@@ -20,7 +20,8 @@ var optionKeys = map[string]func(*Options, time.Duration){
 	"liveness-lag":      func(o *Options, d time.Duration) { o.LivenessLag = d },
 }
 
-// ParseOptions reads oracle options from scenario parameters: "container" (a name) and the
+// ParseOptions reads oracle options from scenario parameters: "container" (a name), "tolerance"
+// (the reason for a propagation or restart allowance above its default, which it requires), and the
 // durations "propagation", "restart-allowance", "withdrawal", "drain", "cleanup", "margin",
 // "readiness-lag", "recovery-lag", "liveness-lag" (seconds such as "2.5", or Go durations such as
 // "1500ms"). Unknown keys and bad values are errors.
@@ -33,8 +34,12 @@ func ParseOptions(params map[string]string) (Options, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := params[k]
-		if k == "container" {
+		switch k {
+		case "container":
 			o.Container = strings.TrimSpace(v)
+			continue
+		case "tolerance":
+			o.Reason = strings.TrimSpace(v)
 			continue
 		}
 		set, ok := optionKeys[k]
@@ -47,12 +52,16 @@ func ParseOptions(params map[string]string) (Options, error) {
 		}
 		set(&o, d)
 	}
+	if l := o.Loosening(); len(l) > 0 && o.Reason == "" {
+		return Options{}, fmt.Errorf("oracle option %s widens its allowance past the default by hand: say why in a one-line \"tolerance\" among the oracle options (it is shown beside the verdicts)",
+			strings.Join(l, ", "))
+	}
 	return o, nil
 }
 
 // OptionNames lists the keys ParseOptions accepts, sorted.
 func OptionNames() []string {
-	out := []string{"container"}
+	out := []string{"container", "tolerance"}
 	for k := range optionKeys {
 		out = append(out, k)
 	}

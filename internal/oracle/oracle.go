@@ -39,6 +39,22 @@ const (
 	DefaultGracePeriod = 30 * time.Second
 )
 
+// Ceilings of the allowances a target (annotation) or a scenario (oracle option) may widen by hand,
+// as the app lags are capped at one probe period (capLag): past them the allowance would hide what
+// it is meant to time. Each is 2.5× its default; the default propagation is itself about twice the
+// slowest measured on the kind cluster (1.1 s).
+const (
+	MaxPropagation      = 5 * time.Second
+	MaxRestartAllowance = 5 * time.Second
+)
+
+// Names of the allowances the oracle lists among its Assumptions when they differ from their
+// default (verdict rules that read one show it beside their verdict when it is widened).
+const (
+	AllowancePropagation = "propagation"
+	AllowanceRestart     = "restart allowance"
+)
+
 // Options tunes the oracle. Zero durations mean "not given": annotations or defaults apply.
 // Scenario parameters go here and take precedence over annotations.
 type Options struct {
@@ -53,6 +69,30 @@ type Options struct {
 	AdmittedWork     time.Duration
 	Cleanup          time.Duration
 	Margin           time.Duration
+	// Reason is the scenario's one-line reason ("tolerance") for options that widen an allowance
+	// past its default (Loosening); it is shown with them.
+	Reason string
+}
+
+// Loosening names the options that widen an allowance past its default (propagation, restart
+// allowance): a scenario that sets one must give a Reason.
+func (o Options) Loosening() []string {
+	var out []string
+	if o.Propagation > DefaultPropagation {
+		out = append(out, "propagation")
+	}
+	if o.RestartAllowance > DefaultRestartAllowance {
+		out = append(out, "restart-allowance")
+	}
+	return out
+}
+
+// source names where a scenario option came from, with its reason when one was given.
+func (o Options) source() string {
+	if o.Reason != "" {
+		return "scenario: " + o.Reason
+	}
+	return "scenario"
 }
 
 // Oracle holds every timing window derived from one pod spec.
@@ -63,7 +103,9 @@ type Oracle struct {
 	Readiness   *ReadinessWindows `json:"readiness,omitempty"`
 	Startup     StartupBudget     `json:"startup"`
 	Termination TerminationBudget `json:"termination"`
-	// Assumptions are the app lags the target declared, each capped at one period of its probe.
+	// Assumptions are the app lags the target declared, each capped at one period of its probe, and
+	// the propagation and restart allowance when they differ from their default, each capped at its
+	// ceiling (MaxPropagation, MaxRestartAllowance).
 	Assumptions []Assumption `json:"assumptions,omitempty"`
 }
 
@@ -135,7 +177,7 @@ func Compute(spec corev1.PodSpec, annotations map[string]string, opts Options) (
 	}
 	pick := func(opt time.Duration, key string, fallback valueSource) (valueSource, error) {
 		if opt > 0 {
-			return valueSource{d: opt, src: "scenario"}, nil
+			return valueSource{d: opt, src: opts.source()}, nil
 		}
 		v, err := ann(key)
 		if err != nil || v.src != "" {
@@ -148,10 +190,12 @@ func Compute(spec corev1.PodSpec, annotations map[string]string, opts Options) (
 	if err != nil {
 		return Oracle{}, err
 	}
-	restartAllowance := opts.RestartAllowance
-	if restartAllowance == 0 {
-		restartAllowance = DefaultRestartAllowance
+	propUsed, propAssumed := capAllowance(AllowancePropagation, prop, DefaultPropagation, MaxPropagation)
+	restart := valueSource{DefaultRestartAllowance, "default"}
+	if opts.RestartAllowance > 0 {
+		restart = valueSource{opts.RestartAllowance, opts.source()}
 	}
+	restartAllowance, restartAssumed := capAllowance(AllowanceRestart, restart, DefaultRestartAllowance, MaxRestartAllowance)
 	grace := DefaultGracePeriod
 	if spec.TerminationGracePeriodSeconds != nil {
 		grace = seconds(*spec.TerminationGracePeriodSeconds)
@@ -167,18 +211,20 @@ func Compute(spec corev1.PodSpec, annotations map[string]string, opts Options) (
 		}
 	}
 
-	o := Oracle{Container: c.Name, Propagation: prop.d}
+	o := Oracle{Container: c.Name, Propagation: propUsed}
 	assume := func(a *Assumption) {
 		if a != nil {
 			o.Assumptions = append(o.Assumptions, *a)
 		}
 	}
+	assume(propAssumed)
+	assume(restartAssumed)
 	if p := NewProbeTiming(Readiness, c.ReadinessProbe); p != nil {
 		lag, a := capLag("readiness app lag", lags[0], *p)
 		assume(a)
 		recLag, a := capLag("recovery app lag", lags[1], *p)
 		assume(a)
-		o.Readiness = readinessWindows(*p, prop.d, lag, recLag)
+		o.Readiness = readinessWindows(*p, propUsed, lag, recLag)
 	}
 	if p := NewProbeTiming(Liveness, c.LivenessProbe); p != nil {
 		lag, a := capLag("liveness app lag", lags[2], *p)

@@ -47,6 +47,7 @@ func (verdictJudge) Judge(in judgeInput) (*oracle.Oracle, []verdict.Result, erro
 		Oracle:   o,
 		Load:     verdict.Span{Start: in.LoadStart, End: in.LoadEnd},
 		Declared: declaredFaults(in.Scenario, in.Pod, in.LoadStart),
+		LoadRate: float64(in.Scenario.Load.Rate),
 	}
 	results := make([]verdict.Result, 0, len(in.Scenario.Expect))
 	for _, e := range in.Scenario.Expect {

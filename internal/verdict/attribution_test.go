@@ -45,9 +45,6 @@ func TestAttributionCoverageGate(t *testing.T) {
 	}
 	for rule, run := range runs {
 		for _, c := range cases {
-			if rule == "even-share" && c.nth == 1 {
-				continue // with no pod named, even-share FAILs on finding no window to judge; a FAIL stands
-			}
 			t.Run(rule+"/"+c.name, func(t *testing.T) {
 				in := edit(run(), c.nth, c.refuse)
 				res, err := verdict.Evaluate(in, verdict.Spec{Rule: rule})

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/probegate/probegate/internal/oracle"
 )
 
 func init() {
@@ -19,8 +21,9 @@ func init() {
 			{Name: "min-window", Kind: KindDuration, Default: "5s", Doc: "shortest stable window judged"},
 			{Name: "min-requests", Kind: KindInt, Default: "20", Doc: "fewest requests per ready pod (on average) for a window to be judged"},
 		},
-		Needs: NeedsEndpoints | NeedsAttribution,
-		Judge: judgeEvenShare,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsEndpoints | NeedsAttribution | NeedsLoad,
+		Judge:      judgeEvenShare,
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -35,8 +36,11 @@ func init() {
 			"including a request the client silently resent after its first attempt was cut), " +
 			"during-termination (in flight while a pod was between deletion and exit), after-withdrawal (served by a withdrawn pod), " +
 			"before-detection (during a fault, before its withdrawal), other. Fails when a total or per-class budget is exceeded.",
-		Params: params,
-		Judge:  judgeFailedRequestsBudget,
+		Params:     params,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsLoad,
+
+		Judge: judgeFailedRequestsBudget,
 	})
 }
 

@@ -15,12 +15,19 @@ const StarvedWaiting = 0.9
 // or route reflects the last few seconds' scheduling.
 const starvedLookback = 10 * time.Second
 
-// hostCaveat qualifies a FAIL that happened while the machine running the cluster was starved for
-// CPU: the failure stands (its evidence is real), with a caveat saying the machine may have caused
-// it. It reads the host samples of the 10 s before the failure's moment, or of the judged span when
-// the rule names no moment; without host samples (a remote cluster) it says nothing.
+// hostCaveat qualifies a verdict reached while the machine running the cluster was starved for CPU;
+// the status stands either way. A FAIL keeps its evidence, with a caveat saying the machine may have
+// caused it: it reads the host samples of the 10 s before the failure's moment, or of the judged
+// span when the rule names no moment. A PASS gets a caveat when some 10 s stretch of the judged span
+// was starved: the load, probes and kube-proxy may have run thin or late there, so the PASS may
+// rest on less than the scenario asked. Without host samples (a remote cluster) it says nothing.
 func hostCaveat(in Input, res *Result) {
-	if res.Status != Fail {
+	switch res.Status {
+	case Fail:
+	case Pass:
+		passCaveat(in, res)
+		return
+	default:
 		return
 	}
 	var from, to time.Duration
@@ -40,4 +47,31 @@ func hostCaveat(in Input, res *Result) {
 		"the host was starved for CPU at %s–%s: some task waited for a CPU %.0f %% of the time (up to %d runnable on %d CPUs); "+
 			"probes, kube-proxy and the load may have run late there whatever the target did: re-run on a quieter machine (or with --parallel 1) before blaming the target",
 		dur(max(from, 0)), dur(to), h.Waiting*100, h.Runnable, h.CPUs))
+}
+
+// passCaveat qualifies a PASS whose judged span holds a starved 10 s stretch (the worst one, read in
+// 1 s steps).
+func passCaveat(in Input, res *Result) {
+	span, ok := in.judgedSpan()
+	if !ok {
+		return
+	}
+	var worst timeline.HostStretch
+	var worstTo time.Duration
+	for to := min(span.Start+starvedLookback, span.End); ; to += time.Second {
+		to = min(to, span.End)
+		if h := timeline.HostOver(in.Entries, to-starvedLookback, to); h.Observed > 0 && h.Waiting > worst.Waiting {
+			worst, worstTo = h, to
+		}
+		if to >= span.End {
+			break
+		}
+	}
+	if worst.Observed == 0 || worst.Waiting < StarvedWaiting {
+		return
+	}
+	res.Caveats = append(res.Caveats, fmt.Sprintf(
+		"the host was starved for CPU at %s–%s: some task waited for a CPU %.0f %% of the time (up to %d runnable on %d CPUs); "+
+			"the load, probes and kube-proxy may have run thin or late there, so this PASS may rest on less than the scenario asks: re-run on a quieter machine (or with --parallel 1) to trust it",
+		dur(max(worstTo-starvedLookback, 0)), dur(worstTo), worst.Waiting*100, worst.Runnable, worst.CPUs))
 }

@@ -16,8 +16,9 @@ func hostEntries(waiting float64, from, to time.Duration) []timeline.Entry {
 	return out
 }
 
-// A FAIL on a starved host keeps its status and gains a caveat naming the starvation; a FAIL on a
-// busy but not starved host, a PASS, and a run without host samples gain none.
+// A FAIL or a PASS on a starved host keeps its status and gains a caveat naming the starvation (a
+// PASS when some 10 s of its judged span was starved); a verdict on a busy but not starved host,
+// and a run without host samples, gain none.
 func TestHostCaveat(t *testing.T) {
 	at := 30 * time.Second
 	fail := func() Result { return Result{Status: Fail, At: &at} }
@@ -32,18 +33,20 @@ func TestHostCaveat(t *testing.T) {
 		{"fail on a starved host", fail(), starved, true},
 		{"fail on a busy host", fail(), busy, false},
 		{"fail, starved only long before it", fail(), append(hostEntries(0.97, 0, 15*time.Second), hostEntries(0.3, 15*time.Second, 40*time.Second)...), false},
-		{"pass on a starved host", Result{Status: Pass}, starved, false},
+		{"pass on a starved host", Result{Status: Pass}, starved, true},
+		{"pass on a busy host", Result{Status: Pass}, busy, false},
+		{"pass without host samples", Result{Status: Pass}, nil, false},
 		{"fail without host samples", fail(), nil, false},
 	} {
 		res := c.res
-		hostCaveat(Input{Entries: c.entries}, &res)
+		hostCaveat(Input{Entries: c.entries, Load: Span{Start: 0, End: 40 * time.Second}}, &res)
 		if got := len(res.Caveats) > 0; got != c.caveat {
 			t.Errorf("%s: caveats %q, want one: %v", c.name, res.Caveats, c.caveat)
 		}
 		if res.Status != c.res.Status {
 			t.Errorf("%s: status %s became %s: a caveat never changes the verdict", c.name, c.res.Status, res.Status)
 		}
-		if c.caveat && !strings.Contains(res.Caveats[0], "97 %") {
+		if c.caveat && len(res.Caveats) > 0 && !strings.Contains(res.Caveats[0], "97 %") {
 			t.Errorf("%s: caveat %q does not give the share", c.name, res.Caveats[0])
 		}
 	}

@@ -29,6 +29,9 @@ type Input struct {
 	// Load is when the load ran. When zero it is derived from the requests, or else from the
 	// timeline's load windows.
 	Load Span
+	// LoadRate is the rate the scenario asked of the load, in requests per second (its load.rate).
+	// Zero when not known: the rate the load achieved is then not checked (NeedsLoad).
+	LoadRate float64
 	// Params are the parameters of the rule being evaluated (set by Evaluate).
 	Params Params
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -20,8 +21,9 @@ func init() {
 			{Name: "pods", Kind: KindList, Doc: "the pods expected to restart; default the faults' pods"},
 			{Name: "within", Kind: KindDuration, Doc: "override the window's deadline (offset from the fault start)", Tolerance: true},
 		},
-		Needs: NeedsFaultEffect | NeedsRestarts,
-		Judge: judgeLivenessRestartInWindow,
+		Allowances: []string{oracle.AllowanceRestart},
+		Needs:      NeedsFaultEffect | NeedsRestarts,
+		Judge:      judgeLivenessRestartInWindow,
 	})
 }
 

@@ -13,7 +13,8 @@ func init() {
 		Doc: "The number of ready endpoints never drops below min while the load runs: a shared outage must never " +
 			"withdraw every backend.",
 		Params: []ParamSpec{
-			{Name: "min", Kind: KindInt, Default: "1", Doc: "the least number of ready endpoints allowed"},
+			{Name: "min", Kind: KindInt, Default: "1", Doc: "the least number of ready endpoints allowed (0 is refused)",
+				Vacuous: vacuousAt("zero ready endpoints is always at least 0")},
 			{Name: "grace", Kind: KindDuration, Default: "0s", Doc: "a dip shorter than this is tolerated (reported as a figure)", Tolerance: true},
 		},
 		Needs: NeedsEndpoints,

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/probegate/probegate/internal/timeline"
 )
@@ -29,7 +30,19 @@ const (
 	// NeedsAttribution: the rule reads which pod served each request, so at least
 	// timeline.MinAttributionCoverage of the requests that reached a pod must name it.
 	NeedsAttribution
+	// NeedsLoad: the rule judges what the load's requests met, so the load must have sent at least
+	// MinLoadShare of the rate the scenario asked (Input.LoadRate): a thinned load (a starved
+	// harness, a slow agent) cannot show failed requests or traffic to a withdrawn pod.
+	NeedsLoad
 )
+
+// MinLoadShare is the least share of the asked rate the load must achieve over the load's span
+// (outside the windows of faults that raise the rate) for a rule that NeedsLoad to PASS.
+const MinLoadShare = 0.9
+
+// raisedRateFault is the fault type that raises the load's rate on purpose: its window is left out
+// of the achieved rate.
+const raisedRateFault = "overload"
 
 // gate applies the run's blind spots to res (see Needs).
 func (n Needs) gate(in Input, res *Result) {
@@ -81,6 +94,11 @@ func (n Needs) gate(in Input, res *Result) {
 			unshown = append(unshown, u)
 		}
 	}
+	if n&NeedsLoad != 0 {
+		if u := in.thinnedLoad(); u != "" {
+			unshown = append(unshown, u)
+		}
+	}
 	if len(unshown) == 0 {
 		return
 	}
@@ -110,6 +128,41 @@ func (in Input) judgedSpan() (Span, bool) {
 		s.Start, s.End = min(s.Start, f.Start), max(s.End, f.End)
 	}
 	return s, ok
+}
+
+// thinnedLoad says how the load fell short of the asked rate ("" when it did not, or when the
+// asked rate or the load's span is not known): the requests sent in the load's span, outside the
+// windows of faults that raise the rate, over that time.
+func (in Input) thinnedLoad() string {
+	span, ok := in.loadSpan()
+	if in.LoadRate <= 0 || !ok || span.End <= span.Start {
+		return ""
+	}
+	var raised []Span
+	for _, f := range in.faults() {
+		if f.Type == raisedRateFault && !f.Skipped {
+			raised = append(raised, Span{Start: max(f.Start, span.Start), End: min(f.End, span.End)})
+		}
+	}
+	judged := span.End - span.Start
+	for _, r := range raised {
+		judged -= max(r.End-r.Start, 0)
+	}
+	if judged < time.Second {
+		return ""
+	}
+	sent := 0
+	for _, r := range in.Requests {
+		if span.Contains(r.T) && !slices.ContainsFunc(raised, func(s Span) bool { return s.Contains(r.T) }) {
+			sent++
+		}
+	}
+	achieved := float64(sent) / judged.Seconds()
+	if achieved >= MinLoadShare*in.LoadRate {
+		return ""
+	}
+	return fmt.Sprintf("the load sent %.1f/s of the asked %g/s over %s–%s (%.0f %%, below %.0f %%): a thinned load cannot show failed requests or traffic to a withdrawn pod",
+		achieved, in.LoadRate, dur(span.Start), dur(span.End), 100*achieved/in.LoadRate, 100*MinLoadShare)
 }
 
 // attributionGap says why reqs cannot be judged per pod ("" when they can): fewer than

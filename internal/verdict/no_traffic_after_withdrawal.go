@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -26,10 +27,12 @@ func init() {
 			{Name: "allowance", Kind: KindDuration, Doc: "time for kube-proxy to stop routing; default the oracle's propagation", Tolerance: true},
 			{Name: "max", Kind: KindInt, Default: "0", Doc: "requests on new connections tolerated after withdrawal", Tolerance: true},
 			{Name: "count-reused", Kind: KindBool, Default: "false", Doc: "also fail on a reused connection the withdrawn pod kept open after answering on it"},
-			{Name: "require-withdrawal", Kind: KindBool, Default: "true", Doc: "fail when no endpoint was withdrawn at all"},
+			{Name: "require-withdrawal", Kind: KindBool, Default: "true", Doc: "a run in which no endpoint was withdrawn is not judged (INCONCLUSIVE); false, which made it a PASS, is refused",
+				Vacuous: vacuousAt("with no withdrawal it would PASS on nothing")},
 		},
-		Needs: NeedsEndpoints | NeedsAttribution,
-		Judge: judgeNoTrafficAfterWithdrawal,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsEndpoints | NeedsAttribution | NeedsLoad,
+		Judge:      judgeNoTrafficAfterWithdrawal,
 	})
 }
 
@@ -102,11 +105,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	spans := withdrawnSpans(eps)
 	watched := setUnrouted(spans, in.Entries, allow)
 	if len(spans) == 0 {
-		if in.Params.Bool("require-withdrawal", true) {
-			r.nothingToJudge("no endpoint was withdrawn during the run: nothing to judge")
-		} else {
-			r.Observed = "no endpoint was withdrawn during the run: nothing to judge"
-		}
+		r.nothingToJudge("no endpoint was withdrawn during the run: nothing to judge")
 		return r
 	}
 	end := time.Duration(0)

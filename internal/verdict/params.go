@@ -34,6 +34,43 @@ type ParamSpec struct {
 	// Tolerance marks a hand-set allowance that loosens the rule's bound (a grace, a budget, a
 	// deadline override): a scenario that sets it must say why, and the report shows it.
 	Tolerance bool `json:"tolerance,omitempty"`
+	// Loosens, for a parameter that is not a Tolerance throughout, names the values that loosen the
+	// rule against its default (a count below "every pod", hold=false): set to one of them it is a
+	// tolerance like the others. Where the default is measured in the run (every target pod, the
+	// oracle's propagation), any value given may loosen and counts.
+	Loosens func(v string) bool `json:"-"`
+	// Vacuous, when set, says why a value leaves the rule nothing to check ("" when it does not):
+	// CheckParams refuses such a value, since no reason makes a PASS that cannot fail mean anything.
+	Vacuous func(v string) string `json:"-"`
+}
+
+// loosens reports whether v, given for p, loosens the rule's bound (so a scenario must say why).
+func (p ParamSpec) loosens(v string) bool {
+	if p.Tolerance {
+		return !isZero(v)
+	}
+	return p.Loosens != nil && p.Loosens(v)
+}
+
+// anyValue is Loosens for a parameter that replaces a default measured in the run: any value may
+// fall below it.
+func anyValue(string) bool { return true }
+
+// isFalse is Loosens for a boolean that is strict when true.
+func isFalse(v string) bool {
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	return err == nil && !b
+}
+
+// vacuousAt is Vacuous for a parameter whose zero (0, 0s, false) leaves nothing to check; why says
+// what the rule then checks.
+func vacuousAt(why string) func(string) string {
+	return func(v string) string {
+		if isZero(v) {
+			return why
+		}
+		return ""
+	}
 }
 
 func (k ParamKind) check(v string) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -17,8 +18,9 @@ func init() {
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 			{Name: "pods", Kind: KindList, Doc: "target pods; default the fault's pods, else every pod ready when it starts"},
 		},
-		Needs: NeedsFaultEffect | NeedsEndpoints,
-		Judge: judgeReadinessNotWithdrawn,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsFaultEffect | NeedsEndpoints,
+		Judge:      judgeReadinessNotWithdrawn,
 	})
 }
 

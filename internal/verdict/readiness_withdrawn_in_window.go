@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -20,13 +21,15 @@ func init() {
 		Params: []ParamSpec{
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 			{Name: "pods", Kind: KindList, Doc: "target pods; default the fault's pods, else every pod ready when it starts"},
-			{Name: "min-withdrawn", Kind: KindInt, Doc: "how many target pods must withdraw in window; default all"},
+			{Name: "min-withdrawn", Kind: KindInt, Doc: "how many target pods must withdraw in window; default all (any value given is a tolerance; 0 is refused)",
+				Loosens: anyValue, Vacuous: vacuousAt("no pod need withdraw")},
 			{Name: "within", Kind: KindDuration, Doc: "override the window's deadline (offset from the fault start)", Tolerance: true},
 			{Name: "tolerance", Kind: KindDuration, Default: "250ms", Doc: "clock slack before the window's start", Tolerance: true},
-			{Name: "hold", Kind: KindBool, Default: "true", Doc: "the pod must stay withdrawn while the fault lasts"},
+			{Name: "hold", Kind: KindBool, Default: "true", Doc: "the pod must stay withdrawn while the fault lasts (false is a tolerance)", Loosens: isFalse},
 		},
-		Needs: NeedsFaultEffect | NeedsEndpoints,
-		Judge: judgeReadinessWithdrawn,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsFaultEffect | NeedsEndpoints,
+		Judge:      judgeReadinessWithdrawn,
 	})
 }
 

@@ -18,7 +18,8 @@ func init() {
 			"placement's (the schedulable nodes whose taints the pods tolerate, read when the run starts); an endpoint's zone " +
 			"is its EndpointSlice's, else its node's. With fewer than two zones there is nothing to spread across: INCONCLUSIVE.",
 		Params: []ParamSpec{
-			{Name: "min", Kind: KindInt, Default: "1", Doc: "the least number of ready endpoints allowed in each zone"},
+			{Name: "min", Kind: KindInt, Default: "1", Doc: "the least number of ready endpoints allowed in each zone (0 is refused)",
+				Vacuous: vacuousAt("an empty zone still has at least 0")},
 		},
 		Needs: NeedsEndpoints,
 		Judge: judgeReadyInEveryZone,

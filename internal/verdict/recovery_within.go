@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/timeline"
 )
 
@@ -21,11 +22,13 @@ func init() {
 			"but is not the fault's end); a run that ends before the rollout completes or its bound passes is INCONCLUSIVE.",
 		Params: []ParamSpec{
 			{Name: "within", Kind: KindDuration, Doc: "the bound; default the oracle's readiness recovery deadline, plus for one-shot faults the slowest creation→ready of the pods ready before the fault × 1.5 + 2s (else the startup budget); for a rollout fault, per replaced pod the startup budget and the readiness recovery deadline", Tolerance: true},
-			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the most ready at once between the load's start and the fault"},
+			{Name: "replicas", Kind: KindInt, Doc: "ready endpoints that count as recovered; default the most ready at once between the load's start and the fault (any value given is a tolerance; 0 is refused)",
+				Loosens: anyValue, Vacuous: vacuousAt("zero ready endpoints counts as recovered at once")},
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every fault"},
 		},
-		Needs: NeedsFaultEffect | NeedsEndpoints,
-		Judge: judgeRecoveryWithin,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsFaultEffect | NeedsEndpoints,
+		Judge:      judgeRecoveryWithin,
 	})
 }
 

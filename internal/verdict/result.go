@@ -41,8 +41,9 @@ type Result struct {
 	Unshown []string `json:"unshown,omitempty"`
 	// Tolerances are the hand-set allowances the judgement used, each with its reason.
 	Tolerances []string `json:"tolerances,omitempty"`
-	// Caveats qualify a FAIL without undoing it: the failure's evidence is real, but something
-	// besides the target may have brought it about (a CPU-starved host), one line each.
+	// Caveats qualify a verdict without changing it, one line each: a FAIL whose evidence is real but
+	// which something besides the target may have brought about (a CPU-starved host), or a PASS that
+	// may rest on less than the scenario asked (a starved stretch of its span).
 	Caveats  []string   `json:"caveats,omitempty"`
 	Evidence []Evidence `json:"evidence,omitempty"`
 	// Figures holds the key numbers behind the verdict (for summaries and plots).

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,8 +20,12 @@ type Rule struct {
 	// Needs is what the judgement rests on; Evaluate refuses a PASS the run cannot back (see Needs).
 	Needs Needs `json:"-"`
 	// Default rules judge every scenario, listed in its expect or not.
-	Default bool                  `json:"default,omitempty"`
-	Judge   func(in Input) Result `json:"-"`
+	Default bool `json:"default,omitempty"`
+	// Allowances names the oracle allowances the rule's bounds widen with (oracle.AllowancePropagation,
+	// oracle.AllowanceRestart): one the target or scenario widened past its default is listed among
+	// the verdict's tolerances.
+	Allowances []string              `json:"-"`
+	Judge      func(in Input) Result `json:"-"`
 }
 
 var (
@@ -102,6 +107,11 @@ func CheckParams(rule string, params map[string]string) error {
 		if err := spec.Kind.check(params[k]); err != nil {
 			return fmt.Errorf("rule %s parameter %s: %w", rule, k, err)
 		}
+		if spec.Vacuous != nil {
+			if why := spec.Vacuous(params[k]); why != "" {
+				return fmt.Errorf("rule %s parameter %s=%s leaves the rule nothing to check (%s): drop the rule rather than make it pass whatever happens", rule, k, strings.TrimSpace(params[k]), why)
+			}
+		}
 	}
 	return nil
 }
@@ -155,33 +165,36 @@ func Evaluate(in Input, s Spec) (Result, error) {
 	r.Needs.gate(in, &res)
 	hostCaveat(in, &res)
 	res.Tolerances = r.tolerances(s)
+	for _, a := range in.Oracle.Assumptions {
+		if a.Widens() && slices.Contains(r.Allowances, a.Name) {
+			res.Tolerances = append(res.Tolerances, a.Explain)
+		}
+	}
 	return res, nil
 }
 
-// tolerances lists the hand-set allowances the judgement used: each tolerance parameter the spec
-// sets to a non-zero value, with the spec's reason, and each non-zero default, with the parameter's
-// doc.
+// tolerances lists the hand-set allowances the judgement used: each parameter the spec sets to a
+// value that loosens the rule (a non-zero tolerance, or a loosening value, ParamSpec.Loosens), with
+// the spec's reason, and each non-zero default of a tolerance parameter, with the parameter's doc.
 func (r Rule) tolerances(s Spec) []string {
 	var out []string
 	for _, p := range r.Params {
-		if !p.Tolerance {
-			continue
-		}
 		if v, ok := s.Params[p.Name]; ok {
-			if !isZero(v) {
+			if p.loosens(v) {
 				out = append(out, fmt.Sprintf("%s=%s: %s", p.Name, v, s.Tolerance))
 			}
 			continue
 		}
-		if p.Default != "" && !isZero(p.Default) {
+		if p.Tolerance && p.Default != "" && !isZero(p.Default) {
 			out = append(out, fmt.Sprintf("%s=%s (rule default): %s", p.Name, p.Default, p.Doc))
 		}
 	}
 	return out
 }
 
-// TolerancesSet names the tolerance parameters of rule that params set to a non-zero value: the
-// hand-set allowances a scenario must give a reason for.
+// TolerancesSet names the parameters of rule that params set to a loosening value (a tolerance
+// parameter's non-zero value, or a value ParamSpec.Loosens names): the hand-set allowances a
+// scenario must give a reason for.
 func TolerancesSet(rule string, params map[string]string) []string {
 	r, ok := Lookup(rule)
 	if !ok {
@@ -189,7 +202,7 @@ func TolerancesSet(rule string, params map[string]string) []string {
 	}
 	var out []string
 	for _, p := range r.Params {
-		if v, set := params[p.Name]; p.Tolerance && set && !isZero(v) {
+		if v, set := params[p.Name]; set && p.loosens(v) {
 			out = append(out, p.Name)
 		}
 	}

@@ -188,8 +188,6 @@ func TestRules(t *testing.T) {
 		{name: "traffic after return is fine", rule: "no-traffic-after-withdrawal",
 			run: base().NotReady(13*s, "a").Ready(25*s, "a").OK(26*s, "a"), want: verdict.Pass},
 		{name: "no withdrawal", rule: "no-traffic-after-withdrawal", run: base(), want: verdict.Inconclusive, observed: "nothing to judge"},
-		{name: "no withdrawal allowed", rule: "no-traffic-after-withdrawal", params: map[string]string{"require-withdrawal": "false"},
-			run: base(), want: verdict.Pass},
 
 		// even-share
 		{name: "round robin", rule: "even-share", run: base().NotReady(13*s, "a").Ready(25*s, "a"), want: verdict.Pass,

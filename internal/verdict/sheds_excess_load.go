@@ -24,7 +24,7 @@ func init() {
 			{Name: "goodput", Kind: KindFloat, Default: "0.5", Doc: "least mean goodput over the fault, as a fraction of the measured capacity", Tolerance: true},
 			{Name: "max-timeouts", Kind: KindFloat, Default: "0.01", Doc: "largest fraction of the requests sent during the fault that may time out at the client", Tolerance: true},
 		},
-		Needs: NeedsFaultEffect,
+		Needs: NeedsFaultEffect | NeedsLoad,
 		Judge: judgeShedsExcessLoad,
 	})
 }

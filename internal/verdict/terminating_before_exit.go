@@ -21,7 +21,8 @@ func init() {
 			"send SIGTERM gives any process a lead, which says nothing about the app.",
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
-			{Name: "min-lead", Kind: KindDuration, Doc: "how long the process must outlive its withdrawal; default the oracle's propagation"},
+			{Name: "min-lead", Kind: KindDuration, Doc: "how long the process must outlive its withdrawal; default the oracle's propagation (any value given is a tolerance; 0 is refused)",
+				Loosens: anyValue, Vacuous: vacuousAt("a process that exits with its withdrawal outlives it by 0")},
 		},
 		Needs: NeedsFaultEffect | NeedsEndpoints,
 		Judge: judgeTerminatingBeforeExit,

@@ -22,8 +22,9 @@ func init() {
 			{Name: "fault", Kind: KindList, Doc: "judge only these faults (names or types); default every node-loss fault"},
 			{Name: "tolerance", Kind: KindDuration, Default: "250ms", Doc: "clock slack before the window's start", Tolerance: true},
 		},
-		Needs: NeedsFaultEffect | NeedsEndpoints,
-		Judge: judgeWithdrawnAfterNodeLoss,
+		Allowances: []string{oracle.AllowancePropagation},
+		Needs:      NeedsFaultEffect | NeedsEndpoints,
+		Judge:      judgeWithdrawnAfterNodeLoss,
 	})
 }
 
