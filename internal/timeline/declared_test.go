@@ -35,8 +35,9 @@ func TestDeclaredFaultShortfall(t *testing.T) {
 		{"no window at all", dbDown, nil, "left no trace"},
 		{"a skip is a trace", dbDown, []FaultWindow{{Name: "faults[1]", Type: "db-down", Skipped: true, SkipNote: "not reached"}}, ""},
 		{"one-shot on time", del, []FaultWindow{{Name: "faults[0]", Type: "pod-delete", Start: 10*s + 800*ms}}, ""},
-		{"one-shot late", del, []FaultWindow{{Name: "faults[0]", Type: "pod-delete", Start: 12 * s}},
-			"pod-delete (faults[0]) was injected 2s late (due at 10s)"},
+		{"one-shot a busy node's set-up late", del, []FaultWindow{{Name: "faults[0]", Type: "pod-delete", Start: 11*s + 900*ms}}, ""},
+		{"one-shot late", del, []FaultWindow{{Name: "faults[0]", Type: "pod-delete", Start: 12*s + 500*ms}},
+			"pod-delete (faults[0]) was injected 2.5s late (due at 10s)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := c.d.Shortfall(c.windows)
