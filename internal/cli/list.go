@@ -57,6 +57,9 @@ description. --faults lists the fault types instead, from the fault registry (se
 					if f.Until != "" {
 						desc += " until " + f.Until // the hold depends on the target's probes
 					}
+					if f.AtLeast != "" {
+						desc += " (at least until " + f.AtLeast + ")"
+					}
 					faults = append(faults, desc)
 				}
 				row := fmt.Sprintf("%s\t%s\t%v\t%s", s.Name, s.Span(), s.Parallel, orNone(strings.Join(faults, ",")))

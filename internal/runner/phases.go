@@ -285,6 +285,13 @@ func (s *scenarioRun) nodeAccess(ctx context.Context) error {
 // planFaults builds every fault's instance (or its skip reason) with its own seeded stream. From
 // here the faults are reverted whatever happens: schedule end, error, Ctrl-C or panic.
 func (s *scenarioRun) planFaults(ctx context.Context) error {
+	if sized, notes := sizeToTarget(s.sc, s.pod); len(notes) > 0 {
+		s.sc = sized
+		for _, n := range notes {
+			s.log.Info("sized to the target", "change", n)
+		}
+		s.mark("sized", strings.Join(notes, "; "))
+	}
 	sc, r := s.sc, s.r
 	var build faultBuilder = faultRegistry{}
 	if r.kit.faults != nil {

@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -46,4 +49,62 @@ func holdUntil(sc *scenario.Scenario, f scenario.Fault, pod *corev1.Pod) (scenar
 		return held, ""
 	}
 	return f, fmt.Sprintf("unknown moment %q to hold the fault until", f.Until)
+}
+
+// sizeToTarget returns sc with every fault that says AtLeast stretched, when its file's duration is
+// shorter, to last until that moment of the deployed pod's own probe timing plus
+// scenario.SizingMargin: the faults after it and the load's end move by what it gained, so the
+// scenario keeps its shape. A scenario that sizes any fault also gets a load that outlasts its last
+// fault by the readiness recovery deadline plus the margin, so recovery is seen. It returns sc
+// itself when nothing changes, and one line per change (logged and marked on the timeline), so a
+// 10 s-probe app's db-outage says how much longer it runs than the bundled target's.
+func sizeToTarget(sc *scenario.Scenario, pod *corev1.Pod) (*scenario.Scenario, []string) {
+	if !slices.ContainsFunc(sc.Faults, func(f scenario.Fault) bool { return f.AtLeast != "" }) {
+		return sc, nil
+	}
+	o, err := scenarioOracle(sc, pod)
+	if pod == nil || err != nil || o.Readiness == nil {
+		why := "the target has no readiness probe"
+		if pod == nil {
+			why = "no live target pod to read the probe timing from"
+		} else if err != nil {
+			why = fmt.Sprintf("probe timing of the target: %v", err)
+		}
+		return sc, []string{"faults keep the durations their file gives (their minimum): " + why}
+	}
+	sized := *sc
+	sized.Faults = slices.Clone(sc.Faults)
+	order := make([]int, len(sized.Faults))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sc.Faults[a].At, sc.Faults[b].At) })
+	var notes []string
+	var shift, lastEnd time.Duration
+	for _, i := range order {
+		f := &sized.Faults[i]
+		f.At += shift
+		if f.AtLeast == scenario.UntilReadinessWithdrawn {
+			deadline := o.Readiness.Detection.Deadline()
+			if want := deadline + scenario.SizingMargin; want > f.Duration {
+				notes = append(notes, fmt.Sprintf("faults[%d] %s lasts %s, not %s: at least until readiness has withdrawn the pod at worst (%s after it starts) + %s",
+					i, f.Type, want, f.Duration, deadline, scenario.SizingMargin))
+				shift += want - f.Duration
+				f.Duration = want
+			}
+		}
+		lastEnd = max(lastEnd, f.End())
+	}
+	sized.Load.Duration += shift
+	if want := lastEnd + o.Readiness.Recovery.Deadline() + scenario.SizingMargin; want > sized.Load.Duration {
+		sized.Load.Duration = want
+	}
+	if sized.Load.Duration != sc.Load.Duration {
+		notes = append(notes, fmt.Sprintf("the load runs %s, not %s: it covers the faults and then the readiness recovery deadline (%s) + %s",
+			sized.Load.Duration, sc.Load.Duration, o.Readiness.Recovery.Deadline(), scenario.SizingMargin))
+	}
+	if len(notes) == 0 {
+		return sc, nil
+	}
+	return &sized, notes
 }

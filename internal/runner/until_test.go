@@ -57,3 +57,40 @@ func TestHoldUntilReadinessWithdrawn(t *testing.T) {
 		}
 	}
 }
+
+// A fault sized AtLeast readiness-withdrawn keeps its file's duration on a fast-probed target and
+// grows on a slow-probed one (a 10 s period), moving the later faults and the load's end with it;
+// the load then also covers the recovery deadline.
+func TestSizeToTarget(t *testing.T) {
+	s := time.Second
+	sc := &scenario.Scenario{Name: "db-outage", Load: scenario.Load{Rate: 30, Duration: 45 * s}, Faults: []scenario.Fault{
+		{Type: "db-down", At: 10 * s, Duration: 20 * s, AtLeast: scenario.UntilReadinessWithdrawn},
+		{Type: "pod-delete", At: 35 * s},
+	}}
+	ready := func(p, fail, timeout int32) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
+			PeriodSeconds: p, FailureThreshold: fail, TimeoutSeconds: timeout, SuccessThreshold: 1}
+	}
+	// The fixture's readiness (2 × 1 s + 1 s + 2 s propagation = 5 s + 5 s margin < 20 s): unchanged.
+	if got, notes := sizeToTarget(sc, probedPod(ready(1, 2, 1))); got != sc || notes != nil {
+		t.Errorf("fast probes: sized %+v, notes %q; want the scenario as it is", got.Faults, notes)
+	}
+	// podinfo's (3 × 10 s + 5 s + 2 s = 37 s, + 5 s = 42 s): 22 s longer, the deletion and the load
+	// move by 22 s; recovery (10 s + 5 s + 2 s = 17 s) + 5 s after the last fault (the deletion at
+	// 57 s): 79 s.
+	got, notes := sizeToTarget(sc, probedPod(ready(10, 3, 5)))
+	if got == sc || got.Faults[0].Duration != 42*s || got.Faults[1].At != 57*s || got.Load.Duration != 79*s {
+		t.Fatalf("10 s probes: faults %+v, load %s; want db-down 42s, pod-delete at 57s, load 79s", got.Faults, got.Load.Duration)
+	}
+	if sc.Faults[0].Duration != 20*s || sc.Load.Duration != 45*s {
+		t.Errorf("the catalogue's scenario was changed: %+v", sc)
+	}
+	if len(notes) != 2 || !strings.Contains(notes[0], "faults[0] db-down lasts 42s, not 20s: at least until readiness has withdrawn the pod at worst (37s after it starts) + 5s") ||
+		!strings.Contains(notes[1], "the load runs 1m19s, not 45s") {
+		t.Errorf("notes = %q", notes)
+	}
+	// No readiness probe: the file's durations stand, saying why.
+	if got, notes := sizeToTarget(sc, probedPod(nil)); got != sc || len(notes) != 1 || !strings.Contains(notes[0], "no readiness probe") {
+		t.Errorf("no readiness: %v, %q", got == sc, notes)
+	}
+}

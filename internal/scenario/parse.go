@@ -133,11 +133,22 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 							checkName(r, n, p, "moment", f.Until, UntilValues)
 						}
 					}},
+					"atLeast": {decode: func(n *yaml.Node, p string) {
+						if r.str(n, p, &f.AtLeast); f.AtLeast != "" {
+							checkName(r, n, p, "moment", f.AtLeast, UntilValues)
+						}
+					}},
 					"params": {decode: func(n *yaml.Node, p string) {
 						paramsNode = n
 						r.params(n, p, &f.Params)
 					}},
 				})
+				switch {
+				case f.Until != "" && f.AtLeast != "":
+					r.fail(item, p+".atLeast", "until and atLeast both size the fault: give one")
+				case f.AtLeast != "" && f.Duration == 0:
+					r.fail(item, p+".atLeast", "atLeast stretches a fault's duration: give the fault one (its minimum)")
+				}
 				if typeNode != nil && f.Type != "" && checkName(r, typeNode, p+".type", "fault type", f.Type, vocab.Faults) && vocab.FaultParams != nil {
 					if err := vocab.FaultParams(f.Type, f.Params); err != nil {
 						r.fail(orNode(paramsNode, item), p+".params", "%v", err)

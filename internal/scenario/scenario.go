@@ -65,13 +65,16 @@ type Load struct {
 
 // Fault is one fault injected At after the load starts and reverted Duration later (zero Duration:
 // a one-shot action such as a pod deletion). With Until set, the fault is held until that moment of
-// the target's own probe timing and then Duration more; the runner resolves it from the deployed
-// pod's probes before the load starts.
+// the target's own probe timing and then Duration more; with AtLeast set, Duration is a minimum:
+// the fault lasts at least until that moment plus SizingMargin, every later fault and the load's
+// end move by what it gained. The runner resolves both from the deployed pod's probes before the
+// load starts.
 type Fault struct {
 	Type     string            `json:"type"`
 	At       time.Duration     `json:"at"`
 	Duration time.Duration     `json:"duration,omitempty"`
 	Until    string            `json:"until,omitempty"`
+	AtLeast  string            `json:"atLeast,omitempty"`
 	Params   map[string]string `json:"params,omitempty"`
 	// Line is the fault's line in its file.
 	Line int `json:"-"`
@@ -84,8 +87,12 @@ func (f Fault) End() time.Duration { return f.At + f.Duration }
 // (the oracle's readiness detection deadline: failureThreshold × period + timeout + propagation).
 const UntilReadinessWithdrawn = "readiness-withdrawn"
 
-// UntilValues are the moments a fault may be held until.
+// UntilValues are the moments a fault may be held until (Until, AtLeast).
 var UntilValues = []string{UntilReadinessWithdrawn}
+
+// SizingMargin is what a fault sized by AtLeast lasts past the moment it names: time for the
+// withdrawal to be seen on the EndpointSlice and the traffic to move before the fault ends.
+const SizingMargin = 5 * time.Second
 
 // Expectation names a verdict rule that must PASS, with its parameters.
 type Expectation struct {
