@@ -74,8 +74,15 @@ func judgeReadinessWithdrawn(in Input) Result {
 		}
 		inWindow, tooShort := 0, 0
 		// A fault shorter than the probe's longest detection time may end before a pod's probe
-		// has failed often enough: its not withdrawing then shows nothing either way.
+		// has failed often enough: its not withdrawing then shows nothing either way. So does an
+		// overload the target kept up with: an instance that is not saturated owes no withdrawal.
 		short := f.Reverted && f.End-f.Start < w.Max
+		unsaturated := ""
+		if f.Type == overloadFault {
+			if shown, note := saturation(in.Requests, f); !shown {
+				short, unsaturated = true, note
+			}
+		}
 		for _, pod := range targets {
 			r.window("readiness withdrawal", pod, f.Start+w.Min, f.Start+deadline, w.Explain)
 			s, ok := eps.withdrawal(pod, f.Start)
@@ -117,6 +124,9 @@ func judgeReadinessWithdrawn(in Input) Result {
 		}
 		switch {
 		case inWindow >= need:
+		case inWindow+tooShort >= need && unsaturated != "":
+			r.unshown(fmt.Sprintf("%s did not saturate the target (%s): %d pods that never withdrew show nothing; "+
+				"a higher overload rate would judge them", f.Type, unsaturated, tooShort))
 		case inWindow+tooShort >= need:
 			r.unshown(fmt.Sprintf("%s lasted %s, less than the %s the target's readiness probe may take to notice it (%s): "+
 				"%d pods that never withdrew show nothing; lengthen the fault to judge them", f.Type, dur(f.End-f.Start), dur(w.Max), w.Explain, tooShort))
