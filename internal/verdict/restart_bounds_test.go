@@ -91,5 +91,11 @@ func TestDeletionsExplainedByTheirPodsFault(t *testing.T) {
 			run: base().Inject(10*s, "rolling-update", "").Created(12*s, "d").ContainerReady(14*s, "d").
 				Restart(16*s, "a", timeline.CauseDeletion).Restart(30*s, "d", timeline.CauseDeletion),
 			want: verdict.Fail, at: 30 * s, evidence: "d container app restarted (#1), cause deletion"},
+		// Seen on the cluster: cold-start's proof names the new pod it watches boot; the old pods
+		// its rollout deletes are named nowhere and still its doing.
+		{name: "a cold start whose proof names its new pod explains the old pods it replaced",
+			run: base().Inject(10*s, "cold-start", "").Created(11*s, "d").Observe(12*s, "cold-start", "d", timeline.EffectConfirmed).
+				Restart(40*s, "a", timeline.CauseDeletion).Restart(70*s, "b", timeline.CauseDeletion).Revert(80*s, "cold-start", ""),
+			want: verdict.Pass, evidence: "explained by cold-start"},
 	})
 }

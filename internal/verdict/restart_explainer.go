@@ -78,8 +78,10 @@ func (x *restartExplainer) livenessBound(f timeline.FaultWindow) time.Duration {
 // deleted reports whether fault f (the i-th) deleted or evicted e's pod in time for e.
 func (x *restartExplainer) deleted(i int, f timeline.FaultWindow, e timeline.Entry) bool {
 	acts := x.podActions(i, f)
-	if len(acts) == 0 {
-		// A rollout: the pod must predate the rollout that replaced it.
+	if len(acts) == 0 || rolloutFaults[f.Type] {
+		// A rollout: the pod must predate the rollout that replaced it. Its proof may name a new
+		// pod (cold-start observes one booting), but the pods it deletes are the old ones it names
+		// nowhere.
 		last := f.Start
 		if f.Reverted {
 			last = f.End
