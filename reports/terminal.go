@@ -51,8 +51,14 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		st := s.Status()
-		fmt.Fprintf(&b, "%s  %s  %s\n", paint(statusColor(st), pad(string(st), 5)),
-			paint(ansiBold, suiteName(s)), paint(ansiDim, scenarioFigures(s)))
+		figures := scenarioFigures(s)
+		if st == verdict.NotApplicable {
+			figures = "" // nothing ran
+		}
+		head := fmt.Sprintf("%s  %s  %s", paint(statusColor(st), pad(string(st), 5)),
+			paint(ansiBold, suiteName(s)), paint(ansiDim, figures))
+		b.WriteString(strings.TrimRight(head, " "))
+		b.WriteByte('\n')
 		if s.Error != "" {
 			fmt.Fprintf(&b, "  %s  %s\n", paint(ansiRed, "error"), s.Error)
 		}
