@@ -55,7 +55,7 @@ func TestIntegrationHTMLInChromium(t *testing.T) {
 	sc := reportstest.DBSlowLiveness(50)
 	var specs []verdict.Spec
 	for _, rule := range []string{"no-liveness-restarts", "min-ready-endpoints", "readiness-withdrawn-in-window",
-		"recovery-within", "failed-requests-budget", "even-share", "no-traffic-after-withdrawal"} {
+		"recovery-within", "failed-requests-budget", "no-traffic-after-withdrawal"} {
 		specs = append(specs, verdict.Spec{Rule: rule})
 	}
 	if err := reportstest.Judge(&sc, specs...); err != nil {

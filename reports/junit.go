@@ -114,6 +114,16 @@ func JUnit(r *Report) JUnitSuites {
 			}
 			suite.Cases = append(suite.Cases, c)
 		}
+		if len(s.Verdicts) == 0 && s.Error == "" && s.NotApplicable == "" {
+			// No verdict is INCONCLUSIVE (Status), never a PASS: without this case a JUnit-only CI
+			// would count an empty, green suite.
+			msg := "INCONCLUSIVE: the scenario produced no verdict, so nothing was shown"
+			suite.Cases = append(suite.Cases, JUnitCase{
+				Name: "verdicts", Classname: class, Time: seconds(s.Duration()),
+				Error: &JUnitProblem{Message: msg, Type: "inconclusive", Text: msg},
+			})
+			suite.Errors++
+		}
 		if s.Error != "" {
 			suite.Cases = append(suite.Cases, JUnitCase{
 				Name: "harness", Classname: class, Time: seconds(s.Duration()),

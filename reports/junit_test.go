@@ -185,3 +185,33 @@ func TestJUnitNotApplicableIsSkipped(t *testing.T) {
 		t.Errorf("no <skipped> with the reason in:\n%s", raw)
 	}
 }
+
+// A scenario with no verdict is INCONCLUSIVE (exit 3), so its suite carries an <error
+// type="inconclusive"> case: a JUnit-only CI must not see an empty, green suite.
+func TestJUnitNoVerdictsIsAnError(t *testing.T) {
+	r := reportstest.SampleReport(5)
+	r.Scenarios[1].Verdicts = nil
+	if st := r.Scenarios[1].Status(); st != verdict.Inconclusive {
+		t.Fatalf("status of a scenario with no verdict = %s, want INCONCLUSIVE", st)
+	}
+	doc, _ := parseJUnit(t, r)
+	s1 := doc.Suites[1]
+	if s1.Tests != 1 || s1.Errors != 1 || len(s1.Cases) != 1 || doc.Errors != 2 {
+		t.Fatalf("suite tests/errors = %d/%d, total errors %d; want 1/1 and 2 (one inconclusive verdict in suite 0)", s1.Tests, s1.Errors, doc.Errors)
+	}
+	c := s1.Cases[0]
+	if c.Name != "verdicts" || c.Error == nil || c.Error.Type != "inconclusive" || !strings.Contains(c.Error.Message, "no verdict") {
+		t.Errorf("case = %+v, want an inconclusive error named verdicts", c)
+	}
+
+	// A harness error with no verdict is the harness case alone; a scenario the target does not
+	// take is not an error.
+	r.Scenarios[1].Error = "deploy fixture: timed out"
+	if doc, _ = parseJUnit(t, r); len(doc.Suites[1].Cases) != 1 || doc.Suites[1].Cases[0].Name != "harness" {
+		t.Errorf("harness error, no verdicts: cases %+v", doc.Suites[1].Cases)
+	}
+	r.Scenarios[1].Error, r.Scenarios[1].NotApplicable = "", "needs workers"
+	if doc, _ = parseJUnit(t, r); doc.Suites[1].Errors != 0 {
+		t.Errorf("not applicable, no verdicts: %d errors", doc.Suites[1].Errors)
+	}
+}

@@ -42,8 +42,7 @@ func TestCatalogueLoads(t *testing.T) {
 	// designated or an "also" rule of some row: a rule no control has made FAIL is unproven.
 	designated := map[string]bool{}
 	for _, mu := range m.Mutations {
-		designated[mu.Rule] = true
-		for _, r := range mu.Also {
+		for _, r := range mu.Rules() {
 			designated[r] = true
 		}
 	}

@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +37,7 @@ func TestIntegrationMutationMatrix(t *testing.T) {
 func mutationFeature(s *suiteEnv, mu scenario.Mutation, sc *scenario.Scenario) features.Feature {
 	variantRun := *sc
 	variantRun.Target.Variant = mu.Variant
-	rules := append([]string{mu.Rule}, mu.Also...)
+	rules := mu.Rules()
 	return features.New("mutation "+mu.Variant+" × "+mu.Scenario).
 		WithLabel("kind", "mutation").
 		WithLabel("variant", mu.Variant).
@@ -77,19 +79,10 @@ func mutationFeature(s *suiteEnv, mu scenario.Mutation, sc *scenario.Scenario) f
 		Feature()
 }
 
-// designatedEvidence checks that the row's rule failed for the reason the row names: its observed
-// line or one of its evidence notes matches the row's evidence pattern and, with pod: faulted,
-// names the pod the fault acted on.
+// designatedEvidence checks that the row's rules failed for the reasons the row names: the
+// designated rule's observed line or one of its evidence notes matches the row's evidence pattern
+// and, with pod: faulted, names the pod the fault acted on; each also rule's matches its own.
 func designatedEvidence(mu scenario.Mutation, rep *reports.ScenarioReport) error {
-	var v *verdict.Result
-	for i := range rep.Verdicts {
-		if rep.Verdicts[i].Rule == mu.Rule {
-			v = &rep.Verdicts[i]
-		}
-	}
-	if v == nil {
-		return fmt.Errorf("no verdict of rule %s in the report", mu.Rule)
-	}
 	var faulted []string
 	if rep.Timeline != nil {
 		for _, f := range timeline.FaultWindows(rep.Timeline.Entries()) {
@@ -98,7 +91,31 @@ func designatedEvidence(mu scenario.Mutation, rep *reports.ScenarioReport) error
 			}
 		}
 	}
-	re := mu.EvidenceRE()
+	var errs []error
+	if err := ruleEvidence(rep, mu.Rule, mu.Evidence, mu.Pod == "faulted", faulted); err != nil {
+		errs = append(errs, err)
+	}
+	for _, a := range mu.Also {
+		if err := ruleEvidence(rep, a.Rule, a.Evidence, false, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ruleEvidence checks that rule's observed line or one of its evidence notes matches pattern and,
+// when namePod, names one of the faulted pods.
+func ruleEvidence(rep *reports.ScenarioReport, rule, pattern string, namePod bool, faulted []string) error {
+	var v *verdict.Result
+	for i := range rep.Verdicts {
+		if rep.Verdicts[i].Rule == rule {
+			v = &rep.Verdicts[i]
+		}
+	}
+	if v == nil {
+		return fmt.Errorf("no verdict of rule %s in the report", rule)
+	}
+	re := regexp.MustCompile(pattern)
 	lines := []string{v.Observed}
 	for _, ev := range v.Evidence {
 		lines = append(lines, ev.Note)
@@ -107,12 +124,12 @@ func designatedEvidence(mu scenario.Mutation, rep *reports.ScenarioReport) error
 		if !re.MatchString(line) {
 			continue
 		}
-		if mu.Pod != "faulted" || slices.ContainsFunc(faulted, func(pod string) bool { return strings.Contains(line, pod) }) {
+		if !namePod || slices.ContainsFunc(faulted, func(pod string) bool { return strings.Contains(line, pod) }) {
 			return nil
 		}
 	}
-	if mu.Pod == "faulted" {
-		return fmt.Errorf("rule %s: no observation matches %q and names the faulted pod %v (observed: %s)", mu.Rule, mu.Evidence, faulted, strings.Join(lines, " | "))
+	if namePod {
+		return fmt.Errorf("rule %s: no observation matches %q and names the faulted pod %v (observed: %s)", rule, pattern, faulted, strings.Join(lines, " | "))
 	}
-	return fmt.Errorf("rule %s: no observation matches %q, the designated evidence (observed: %s)", mu.Rule, mu.Evidence, strings.Join(lines, " | "))
+	return fmt.Errorf("rule %s: no observation matches %q, the designated evidence (observed: %s)", rule, pattern, strings.Join(lines, " | "))
 }

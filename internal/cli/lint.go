@@ -77,7 +77,9 @@ rules; suppressed findings are counted and listed in JSON and SARIF, never silen
 
 Exit codes: 0 no finding at or above --fail-on (default warning), 1 such findings, 2 bad input
 (missing file, unparseable YAML, unrendered Helm template, unreachable cluster), even when the
-other files' findings were printed.`,
+other files' findings were printed, or a --confirm run that could not be set up; with --confirm,
+3 when nothing is at or above --fail-on but some finding's confirmation is inconclusive (its
+scenario did not complete or could not show it), 130 or 143 interrupted.`,
 		Example: `  probegate lint fixtures/manifests/
   probegate lint -o sarif deploy.yaml > lint.sarif
   probegate lint --cold-start 45s app.yaml
@@ -193,8 +195,18 @@ func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
 		}
 		return withCode(ExitError, fmt.Errorf("%s; everything else was linted", msg))
 	}
+	return lintOutcome(rep)
+}
+
+// lintOutcome is the exit of a linted (and perhaps confirmed) report: 1 when a finding is at or
+// above --fail-on, else 3 when a finding's confirmation could not decide (inconclusive: the scenario
+// did not complete, a verdict was INCONCLUSIVE, nothing could deploy the workload), else 0.
+func lintOutcome(rep *lint.Report) error {
 	if rep.Failed() {
 		return withCode(ExitFail, errFailed)
+	}
+	if n := rep.Confirmations()[lint.Unconfirmed]; n > 0 {
+		return withCode(ExitInconclusive, fmt.Errorf("lint --confirm: %d of %d findings could be neither confirmed nor refuted (inconclusive; each one's confirmation says why)", n, len(rep.Findings)))
 	}
 	return nil
 }

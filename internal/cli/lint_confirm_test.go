@@ -56,3 +56,38 @@ func TestScenarioRunKeepsCaveats(t *testing.T) {
 		t.Errorf("verdicts %+v: want the caveat in observed", run.Verdicts)
 	}
 }
+
+// TestLintOutcome: findings at or above --fail-on exit 1 whatever their confirmation; below it, a
+// confirmation that could not decide exits 3 (never 0); confirmed and refuted ones decide nothing
+// about the exit.
+func TestLintOutcome(t *testing.T) {
+	conf := func(status string) *lint.Confirmation {
+		return &lint.Confirmation{Status: status, Scenario: "db-slowness"}
+	}
+	warning := func(c *lint.Confirmation) lint.Finding {
+		return lint.Finding{RuleID: "PG005", Severity: lint.Warning, Object: "deployment/target", Confirmation: c}
+	}
+	cases := []struct {
+		name     string
+		failOn   lint.Severity
+		findings []lint.Finding
+		code     int
+	}{
+		{"no findings", lint.Warning, nil, ExitOK},
+		{"not confirmed, below fail-on", lint.Error, []lint.Finding{warning(nil)}, ExitOK},
+		{"refuted below fail-on", lint.Error, []lint.Finding{warning(conf(lint.Refuted))}, ExitOK},
+		{"confirmed below fail-on", lint.Error, []lint.Finding{warning(conf(lint.Confirmed))}, ExitOK},
+		{"inconclusive below fail-on", lint.Error, []lint.Finding{warning(conf(lint.Confirmed)), warning(conf(lint.Unconfirmed))}, ExitInconclusive},
+		{"inconclusive with fail-on none", lint.SeverityNone, []lint.Finding{warning(conf(lint.Unconfirmed))}, ExitInconclusive},
+		{"inconclusive at fail-on", lint.Warning, []lint.Finding{warning(conf(lint.Unconfirmed))}, ExitFail},
+		{"refuted at fail-on still fails", lint.Warning, []lint.Finding{warning(conf(lint.Refuted))}, ExitFail},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := lintOutcome(&lint.Report{FailOn: c.failOn, Findings: c.findings})
+			if code := exitCode(err); code != c.code {
+				t.Errorf("exit %d (%v), want %d", code, err, c.code)
+			}
+		})
+	}
+}

@@ -87,7 +87,8 @@ EndpointSlice transition, container restart and request on one timeline. It then
 against each scenario's expected verdicts and a timing oracle computed from the pod's probe settings.
 
 Exit codes: 0 every verdict passed, 1 a verdict failed, 2 bad input or a harness/setup error,
-130 (SIGINT, Ctrl-C) or 143 (SIGTERM) interrupted.`,
+3 nothing failed but some verdict was INCONCLUSIVE (or no scenario applied), 130 (SIGINT, Ctrl-C)
+or 143 (SIGTERM) interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {

@@ -14,7 +14,8 @@ func rulesMarkdown() []byte {
 	b.WriteString("Generated from the rule files by `go test ./internal/lint -run TestRulesMarkdown -update`; ")
 	b.WriteString("`probegate lint --explain ID` prints the same text.\n\n")
 	b.WriteString("Severities: error, warning, info. `--fail-on` (default `warning`) sets the lowest severity that ")
-	b.WriteString("makes `probegate lint` exit 1; `--fail-on none` never fails. Exit 2 is bad input.\n\n")
+	b.WriteString("makes `probegate lint` exit 1; `--fail-on none` never fails. Exit 2 is bad input. With `--confirm`, ")
+	b.WriteString("exit 3 means nothing reached `--fail-on` but some finding's confirmation was inconclusive.\n\n")
 	b.WriteString("| ID | name | severity | confirmed by |\n| --- | --- | --- | --- |\n")
 	for _, r := range Rules() {
 		confirm := "—"

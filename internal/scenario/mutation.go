@@ -15,11 +15,11 @@ import (
 // Also, in the same run) FAIL. A variant that passes a designated rule means the harness cannot see
 // the mistake: a harness bug.
 type Mutation struct {
-	Variant  string   `json:"variant"`
-	Scenario string   `json:"scenario"`
-	Rule     string   `json:"rule"`
-	Also     []string `json:"also,omitempty"`
-	Why      string   `json:"why,omitempty"`
+	Variant  string     `json:"variant"`
+	Scenario string     `json:"scenario"`
+	Rule     string     `json:"rule"`
+	Also     []AlsoRule `json:"also,omitempty"`
+	Why      string     `json:"why,omitempty"`
 	// Evidence is a regular expression that the designated rule's observed line or one of its
 	// evidence notes must match: the row fails for the variant's own mistake (the failure class,
 	// restart cause or effect named), not for any FAIL.
@@ -29,8 +29,28 @@ type Mutation struct {
 	Line int    `json:"-"`
 }
 
+// AlsoRule is another rule the same run must FAIL, for the reason its own Evidence names.
+type AlsoRule struct {
+	Rule string `json:"rule"`
+	// Evidence is a regular expression that the rule's observed line or one of its evidence notes
+	// must match, as Mutation.Evidence is for the designated rule.
+	Evidence string `json:"evidence"`
+}
+
 // EvidenceRE is the compiled Evidence (validated when the matrix is parsed).
 func (mu Mutation) EvidenceRE() *regexp.Regexp { return regexp.MustCompile(mu.Evidence) }
+
+// EvidenceRE is the compiled Evidence (validated when the matrix is parsed).
+func (a AlsoRule) EvidenceRE() *regexp.Regexp { return regexp.MustCompile(a.Evidence) }
+
+// Rules are the rules the row must FAIL: the designated rule, then each Also rule.
+func (mu Mutation) Rules() []string {
+	out := []string{mu.Rule}
+	for _, a := range mu.Also {
+		out = append(out, a.Rule)
+	}
+	return out
+}
 
 // Matrix is the mutation matrix: every anti-pattern variant with the verdicts it must fail.
 type Matrix struct {
@@ -49,7 +69,7 @@ func LoadMatrix(fsys fs.FS, dir, prefix string, c *Catalogue, vocab Vocabulary) 
 }
 
 // ParseMatrix decodes and validates a mutation matrix: a top-level "mutations" list of
-// {variant, scenario, rule, also, why, evidence, pod}.
+// {variant, scenario, rule, also: [{rule, evidence}], why, evidence, pod}.
 func ParseMatrix(file string, data []byte, c *Catalogue, vocab Vocabulary) (*Matrix, error) {
 	r := &nodeReader{file: file}
 	var doc yaml.Node
@@ -70,12 +90,7 @@ func ParseMatrix(file string, data []byte, c *Catalogue, vocab Vocabulary) (*Mat
 					"scenario": {required: true, decode: func(n *yaml.Node, p string) { sn = n; r.str(n, p, &mu.Scenario) }},
 					"rule":     {required: true, decode: func(n *yaml.Node, p string) { rn = n; r.str(n, p, &mu.Rule) }},
 					"why":      {decode: func(n *yaml.Node, p string) { r.text(n, p, &mu.Why) }},
-					"evidence": {required: true, decode: func(n *yaml.Node, p string) {
-						r.str(n, p, &mu.Evidence)
-						if _, err := regexp.Compile(mu.Evidence); err != nil {
-							r.fail(n, p, "not a regular expression: %v", err)
-						}
-					}},
+					"evidence": {required: true, decode: func(n *yaml.Node, p string) { r.regexp(n, p, &mu.Evidence) }},
 					"pod": {decode: func(n *yaml.Node, p string) {
 						r.str(n, p, &mu.Pod)
 						if mu.Pod != "faulted" {
@@ -84,14 +99,22 @@ func ParseMatrix(file string, data []byte, c *Catalogue, vocab Vocabulary) (*Mat
 					}},
 					"also": {decode: func(n *yaml.Node, p string) {
 						r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
-							var rule string
-							r.str(item, p, &rule)
-							if rule != "" && checkName(r, item, p, "verdict rule", rule, vocab.Rules) && c != nil {
-								if s, ok := c.Get(mu.Scenario); ok && !contains(s.Rules(), rule) {
-									r.fail(item, p, "scenario %s does not expect rule %q", mu.Scenario, rule)
+							if resolve(item).Kind == yaml.ScalarNode {
+								r.fail(item, p, "want {rule, evidence}: each also rule names the evidence it must FAIL with, got %s", describe(item))
+								return
+							}
+							var a AlsoRule
+							var an *yaml.Node
+							r.mapping(item, p, map[string]field{
+								"rule":     {required: true, decode: func(n *yaml.Node, p string) { an = n; r.str(n, p, &a.Rule) }},
+								"evidence": {required: true, decode: func(n *yaml.Node, p string) { r.regexp(n, p, &a.Evidence) }},
+							})
+							if an != nil && a.Rule != "" && checkName(r, an, p+".rule", "verdict rule", a.Rule, vocab.Rules) && c != nil {
+								if s, ok := c.Get(mu.Scenario); ok && !contains(s.Rules(), a.Rule) {
+									r.fail(an, p+".rule", "scenario %s does not expect rule %q", mu.Scenario, a.Rule)
 								}
 							}
-							mu.Also = append(mu.Also, rule)
+							mu.Also = append(mu.Also, a)
 						})
 					}},
 				})
@@ -118,6 +141,14 @@ func ParseMatrix(file string, data []byte, c *Catalogue, vocab Vocabulary) (*Mat
 		return nil, &InvalidError{Problems: r.problems}
 	}
 	return m, nil
+}
+
+// regexp decodes a string that must compile as a regular expression.
+func (r *nodeReader) regexp(n *yaml.Node, path string, out *string) {
+	r.str(n, path, out)
+	if _, err := regexp.Compile(*out); err != nil {
+		r.fail(n, path, "not a regular expression: %v", err)
+	}
 }
 
 // Variants returns the distinct variants of the matrix, sorted.

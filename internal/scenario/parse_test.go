@@ -242,6 +242,39 @@ func TestMatrix(t *testing.T) {
 	}
 }
 
+// An also rule carries its own evidence pattern; a bare rule name, a missing or broken pattern, an
+// unknown rule and a rule the scenario does not expect are each refused where they stand.
+func TestMatrixAlsoEvidence(t *testing.T) {
+	c := &Catalogue{Scenarios: []*Scenario{{Name: "db-slowness", Expect: []Expectation{{Rule: "no-liveness-restarts"}, {Rule: "failed-requests-budget"}}}}}
+	head := "mutations:\n  - variant: deep-liveness\n    scenario: db-slowness\n    rule: no-liveness-restarts\n    evidence: x\n    also:\n"
+	m, err := ParseMatrix("m.yaml", []byte(head+"      - {rule: failed-requests-budget, evidence: 'during-termination [1-9]'}\n"), c, testVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu := m.Mutations[0]
+	if len(mu.Also) != 1 || mu.Also[0].Rule != "failed-requests-budget" || !mu.Also[0].EvidenceRE().MatchString("during-termination 3") ||
+		mu.Also[0].EvidenceRE().MatchString("during-termination 0") {
+		t.Fatalf("also = %+v", mu.Also)
+	}
+	if got := strings.Join(mu.Rules(), ","); got != "no-liveness-restarts,failed-requests-budget" {
+		t.Errorf("rules = %s", got)
+	}
+	for in, want := range map[string]string{
+		"      - failed-requests-budget\n":                              `m.yaml:7: mutations[0].also[0]: want {rule, evidence}`,
+		"      - {rule: failed-requests-budget}\n":                      `m.yaml:7: mutations[0].also[0].evidence: missing required field`,
+		"      - {evidence: x}\n":                                       `m.yaml:7: mutations[0].also[0].rule: missing required field`,
+		"      - {rule: failed-requests-budget, evidence: '(x'}\n":      `m.yaml:7: mutations[0].also[0].evidence: not a regular expression`,
+		"      - {rule: failed-requests-budget, evidence: x, pod: p}\n": `m.yaml:7: mutations[0].also[0].pod: unknown field`,
+		"      - {rule: min-ready-endpoints, evidence: x}\n":            `m.yaml:7: mutations[0].also[0].rule: scenario db-slowness does not expect rule "min-ready-endpoints"`,
+		"      - {rule: no-such-rule, evidence: x}\n":                   `m.yaml:7: mutations[0].also[0].rule: unknown verdict rule "no-such-rule"`,
+	} {
+		_, err := ParseMatrix("m.yaml", []byte(head+in), c, testVocab)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: err = %v, want prefix %q", in, err, want)
+		}
+	}
+}
+
 func TestParseParamChecks(t *testing.T) {
 	vocab := testVocab
 	vocab.RuleParams = func(rule string, params map[string]string) error {

@@ -62,7 +62,7 @@ func Asserted(good string, m *scenario.Matrix) func(Key) bool {
 	rows := map[Key]bool{}
 	if m != nil {
 		for _, mu := range m.Mutations {
-			for _, rule := range append([]string{mu.Rule}, mu.Also...) {
+			for _, rule := range mu.Rules() {
 				rows[Key{mu.Scenario, mu.Variant, rule}] = true
 			}
 		}

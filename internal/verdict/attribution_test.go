@@ -41,7 +41,6 @@ func TestAttributionCoverageGate(t *testing.T) {
 	}
 	runs := map[string]func() verdict.Input{
 		"no-traffic-after-withdrawal": func() verdict.Input { return base().Inject(10*s, "stall", "a").NotReady(13*s, "a").Input() },
-		"even-share":                  func() verdict.Input { return base().Input() },
 	}
 	for rule, run := range runs {
 		for _, c := range cases {

@@ -16,11 +16,9 @@
 //	no-liveness-restarts          no restart with cause liveness on any pod
 //	liveness-restart-in-window    the faulted pod is restarted by liveness within its window; no other pod is
 //	readiness-withdrawn-in-window the faulted pods' endpoints go ready=false within the readiness window
-//	readiness-not-withdrawn       the pods' endpoints stay ready through the fault
 //	min-ready-endpoints           at least N ready endpoints at every moment of the load
 //	terminating-before-exit       a deleted pod's endpoint is withdrawn before its process exits
 //	no-traffic-after-withdrawal   a withdrawn pod serves no new requests (keep-alive leakage reported apart)
-//	even-share                    ready pods share traffic evenly (max/min bound per stable window)
 //	failed-requests-budget        failed requests within budget, each classified
 //	recovery-within               all endpoints ready again within a bound after the fault ends
 //	no-forced-kill                no deleted pod exceeds its grace period (or, expected=true, one must)

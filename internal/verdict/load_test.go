@@ -63,7 +63,7 @@ func TestThinnedLoadIsInconclusive(t *testing.T) {
 // show.
 func TestLoadRulesNameAThinnedLoad(t *testing.T) {
 	in := verdict.Input{Requests: requestsAt(12.1, 0, 40*time.Second, nil), Load: verdict.Span{End: 40 * time.Second}, LoadRate: 30, Faults: []timeline.FaultWindow{}}
-	for _, rule := range []string{"failed-requests-budget", "no-traffic-after-withdrawal", "even-share", "sheds-excess-load"} {
+	for _, rule := range []string{"failed-requests-budget", "no-traffic-after-withdrawal", "sheds-excess-load"} {
 		res, err := verdict.Evaluate(in, verdict.Spec{Rule: rule})
 		if err != nil {
 			t.Fatal(err)

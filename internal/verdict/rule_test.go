@@ -14,8 +14,8 @@ import (
 
 func TestRegistryListsEveryRule(t *testing.T) {
 	want := []string{
-		"even-share", "failed-requests-budget", "liveness-restart-in-window", "min-ready-endpoints", "no-forced-kill",
-		"no-liveness-restarts", "no-traffic-after-withdrawal", "no-unexpected-restarts", "readiness-not-withdrawn", "readiness-withdrawn-in-window",
+		"failed-requests-budget", "liveness-restart-in-window", "min-ready-endpoints", "no-forced-kill",
+		"no-liveness-restarts", "no-traffic-after-withdrawal", "no-unexpected-restarts", "readiness-withdrawn-in-window",
 		"ready-in-every-zone", "recovery-within", "sheds-excess-load", "startup-not-killed", "terminating-before-exit",
 		"withdrawn-after-node-loss",
 	}
@@ -42,12 +42,12 @@ func TestCheckParams(t *testing.T) {
 	}{
 		{"min-ready-endpoints", map[string]string{"min": "2"}, ""},
 		{"min-ready-endpoints", nil, ""},
-		{"no-such-rule", nil, `unknown verdict rule "no-such-rule" (known: even-share,`},
+		{"no-such-rule", nil, `unknown verdict rule "no-such-rule" (known: failed-requests-budget,`},
 		{"min-ready-endpoints", map[string]string{"minimum": "2"}, `rule min-ready-endpoints has no parameter "minimum" (it takes: min, grace)`},
 		{"min-ready-endpoints", map[string]string{"min": "two"}, `parameter min: want int, got "two"`},
 		{"min-ready-endpoints", map[string]string{"min": "-1"}, "must not be negative"},
-		{"even-share", map[string]string{"max-ratio": "1.2", "settle": "1500ms", "min-window": "3"}, ""},
-		{"even-share", map[string]string{"settle": "soon"}, `want duration, got "soon"`},
+		{"failed-requests-budget", map[string]string{"max-ratio": "0.01", "allowance": "1500ms"}, ""},
+		{"failed-requests-budget", map[string]string{"allowance": "soon"}, `want duration, got "soon"`},
 		{"no-forced-kill", map[string]string{"expected": "yes"}, `want bool, got "yes"`},
 		{"no-liveness-restarts", map[string]string{"pods": "a, b"}, ""},
 	}

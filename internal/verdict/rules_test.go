@@ -90,21 +90,6 @@ func TestRules(t *testing.T) {
 		{name: "shared outage: min-withdrawn 1", rule: "readiness-withdrawn-in-window", params: map[string]string{"min-withdrawn": "1"},
 			run: base().Inject(10*s, "db-latency", "").NotReady(12*s, "a"), want: verdict.Pass},
 
-		// readiness-not-withdrawn
-		{name: "stays ready", rule: "readiness-not-withdrawn",
-			run: base().Inject(10*s, "db-latency", "").Revert(20*s, "db-latency", ""), want: verdict.Pass, observed: "0 withdrawals of 3"},
-		{name: "withdrawn during fault", rule: "readiness-not-withdrawn",
-			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "b").Revert(20*s, "db-latency", "").Ready(21*s, "b"),
-			want: verdict.Fail, at: 12 * s},
-		{name: "withdrawn just after revert", rule: "readiness-not-withdrawn",
-			run:  base().Inject(10*s, "db-latency", "").Revert(20*s, "db-latency", "").NotReady(22*s, "b"),
-			want: verdict.Fail, at: 22 * s},
-		{name: "termination is not withdrawal", rule: "readiness-not-withdrawn",
-			run:  base().Inject(10*s, "db-latency", "").Deleting(15*s, "c", 10*s).Terminating(ms(15500), "c").Revert(20*s, "db-latency", ""),
-			want: verdict.Pass},
-		{name: "no fault: judged over the load", rule: "readiness-not-withdrawn",
-			run: base().NotReady(30*s, "c"), want: verdict.Fail, at: 30 * s},
-
 		// min-ready-endpoints
 		{name: "one pod withdrawn", rule: "min-ready-endpoints",
 			run: base().NotReady(13*s, "a").Ready(25*s, "a"), want: verdict.Pass, figures: map[string]float64{"min_ready": 2}},
@@ -188,13 +173,6 @@ func TestRules(t *testing.T) {
 		{name: "traffic after return is fine", rule: "no-traffic-after-withdrawal",
 			run: base().NotReady(13*s, "a").Ready(25*s, "a").OK(26*s, "a"), want: verdict.Pass},
 		{name: "no withdrawal", rule: "no-traffic-after-withdrawal", run: base(), want: verdict.Inconclusive, observed: "nothing to judge"},
-
-		// even-share
-		{name: "round robin", rule: "even-share", run: base().NotReady(13*s, "a").Ready(25*s, "a"), want: verdict.Pass,
-			figures: map[string]float64{"windows_judged": 3}},
-		{name: "one pod hogs traffic", rule: "even-share", run: hog(base(), "b", 5*s, 10*s, 300), want: verdict.Fail, at: s},
-		{name: "generous bound", rule: "even-share", params: map[string]string{"max-ratio": "4"}, run: hog(base(), "b", 5*s, 10*s, 300), want: verdict.Pass},
-		{name: "ready pod starved", rule: "even-share", run: starve(), want: verdict.Fail, at: s},
 
 		// failed-requests-budget
 		{name: "no failures", rule: "failed-requests-budget", run: base(), want: verdict.Pass, observed: "0 of 1170"},
@@ -346,15 +324,6 @@ func TestRules(t *testing.T) {
 			}
 		})
 	}
-}
-
-// hog adds n extra requests to pod between from and to.
-func hog(b *vt.Builder, pod string, from, to time.Duration, n int) *vt.Builder {
-	step := (to - from) / time.Duration(n)
-	for i := 0; i < n; i++ {
-		b.OK(from+time.Duration(i)*step, pod)
-	}
-	return b
 }
 
 // starve has three ready pods but only a and b serving.
