@@ -48,6 +48,8 @@ var variantExpectations = map[string]variantExpectation{
 		"is good.yaml's with VARIANT=keepalive-drain. Confirm with: probegate run --scenario eviction-under-load --variant keepalive-drain"},
 	"slow-recovery": {invisible: "the hysteresis lives in the READY_RECOVER_AFTER env the binary reads (the manifest " +
 		"still declares good's recovery lag). Confirm with: probegate run --scenario db-outage --variant slow-recovery"},
+	"no-hysteresis": {invisible: "the flap damping lives in the READY_FLAP_HOLD env the binary reads (0 here); no lint rule " +
+		"reads app hysteresis. Confirm with: probegate run --scenario flapping-dependency --variant no-hysteresis"},
 	"short-grace": {rules: []string{"PG008"}},
 	"no-pdb": {invisible: "no lint rule reads PodDisruptionBudgets (a missing budget is a drain's problem, not a probe's); " +
 		"its manifest is good.yaml's without the budget. Confirm with: probegate run --scenario node-drain --variant no-pdb (on two or more nodes)"},

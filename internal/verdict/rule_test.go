@@ -14,7 +14,7 @@ import (
 
 func TestRegistryListsEveryRule(t *testing.T) {
 	want := []string{
-		"failed-requests-budget", "liveness-restart-in-window", "min-ready-endpoints", "no-forced-kill",
+		"failed-requests-budget", "liveness-restart-in-window", "min-ready-endpoints", "no-endpoint-churn", "no-forced-kill",
 		"no-liveness-restarts", "no-traffic-after-withdrawal", "no-unexpected-restarts", "readiness-withdrawn-in-window",
 		"ready-in-every-zone", "recovery-within", "sheds-excess-load", "startup-not-killed", "terminating-before-exit",
 		"withdrawn-after-node-loss",
