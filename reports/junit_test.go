@@ -164,12 +164,8 @@ func TestJUnitHarnessErrorIsAnError(t *testing.T) {
 // A verdict of a scenario the target does not take is <skipped> with the reason, counted as
 // skipped, never as a failure or an error.
 func TestJUnitNotApplicableIsSkipped(t *testing.T) {
-	r := reportstest.SampleReport(5)
+	r := notApplicableSample()
 	s := &r.Scenarios[1]
-	s.NotApplicable = "target web declares no dependency"
-	for i := range s.Verdicts {
-		s.Verdicts[i].Status = verdict.NotApplicable
-	}
 	doc, _ := parseJUnit(t, r)
 	s1 := doc.Suites[1]
 	if s1.Skipped != len(s.Verdicts) || doc.Skipped != len(s.Verdicts) || s1.Fails != 0 || s1.Errors != 0 {
@@ -214,4 +210,15 @@ func TestJUnitNoVerdictsIsAnError(t *testing.T) {
 	if doc, _ = parseJUnit(t, r); doc.Suites[1].Errors != 0 {
 		t.Errorf("not applicable, no verdicts: %d errors", doc.Suites[1].Errors)
 	}
+}
+
+// notApplicableSample is the sample report whose second scenario the target does not take.
+func notApplicableSample() *reports.Report {
+	r := reportstest.SampleReport(5)
+	s := &r.Scenarios[1]
+	s.NotApplicable = "target web declares no dependency"
+	for i := range s.Verdicts {
+		s.Verdicts[i].Status = verdict.NotApplicable
+	}
+	return r
 }

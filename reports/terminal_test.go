@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/probegate/probegate/internal/oracle"
-	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/reports/reportstest"
 )
@@ -156,12 +155,7 @@ func TestTerminalShowsACappedAppLag(t *testing.T) {
 }
 
 func TestTerminalShowsWhyNotApplicable(t *testing.T) {
-	r := reportstest.SampleReport(5)
-	s := &r.Scenarios[1]
-	s.NotApplicable = "target web declares no dependency"
-	for i := range s.Verdicts {
-		s.Verdicts[i].Status = verdict.NotApplicable
-	}
+	r := notApplicableSample()
 	var b strings.Builder
 	if err := reports.WriteTerminal(&b, r, false); err != nil {
 		t.Fatal(err)

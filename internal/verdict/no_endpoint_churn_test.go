@@ -81,14 +81,8 @@ func TestNoEndpointChurn(t *testing.T) {
 			if tc.observed != "" && !strings.Contains(res.Observed, tc.observed) {
 				t.Errorf("observed %q lacks %q", res.Observed, tc.observed)
 			}
-			if tc.evidence != "" {
-				found := false
-				for _, ev := range res.Evidence {
-					found = found || strings.Contains(ev.Note, tc.evidence)
-				}
-				if !found {
-					t.Errorf("no evidence note contains %q", tc.evidence)
-				}
+			if tc.evidence != "" && !hasEvidence(res, tc.evidence) {
+				t.Errorf("no evidence note contains %q", tc.evidence)
 			}
 			switch {
 			case tc.want == verdict.Fail && (res.At == nil || *res.At != tc.at):

@@ -295,14 +295,8 @@ func TestRules(t *testing.T) {
 			if tc.observed != "" && !strings.Contains(res.Observed, tc.observed) {
 				t.Errorf("observed %q does not contain %q", res.Observed, tc.observed)
 			}
-			if tc.evidence != "" {
-				found := false
-				for _, ev := range res.Evidence {
-					found = found || strings.Contains(ev.Note, tc.evidence)
-				}
-				if !found {
-					t.Errorf("no evidence note contains %q\n%s", tc.evidence, dump())
-				}
+			if tc.evidence != "" && !hasEvidence(res, tc.evidence) {
+				t.Errorf("no evidence note contains %q\n%s", tc.evidence, dump())
 			}
 			for k, v := range tc.figures {
 				if got, ok := res.Figures[k]; !ok || got != v {
@@ -357,4 +351,14 @@ func failures() *vt.Builder {
 		Request(30*s, "b", 503, timeline.ErrHTTP5xx, false).
 		Revert(31*s, "db-latency", "b").Ready(33*s, "b").
 		Request(38*s, "c", 500, timeline.ErrHTTP5xx, false)
+}
+
+// hasEvidence reports whether one of r's evidence notes contains sub.
+func hasEvidence(r verdict.Result, sub string) bool {
+	for _, ev := range r.Evidence {
+		if strings.Contains(ev.Note, sub) {
+			return true
+		}
+	}
+	return false
 }
