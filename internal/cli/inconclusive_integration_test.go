@@ -11,12 +11,13 @@ import (
 	"github.com/probegate/probegate/reports"
 )
 
-// A --target app that declares no dependency cannot take db-slowness's fault. The run used to
-// report PASS and exit 0 having tested nothing; now every verdict that rested on the fault is
-// INCONCLUSIVE, the run exits 3, and the terminal, report.json, junit.xml and report.html each name
-// the skipped fault. The app is toxiproxy's own server (built from its module, written by nobody
-// here), serving its HTTP API, from manifests as a user would write them.
-func TestIntegrationCustomTargetSkippedFaultIsInconclusive(t *testing.T) {
+// A --target app that declares no dependency does not take db-slowness's fault. The run once
+// reported PASS and exit 0 having tested nothing, then INCONCLUSIVE; the scenario does not apply to
+// the app by its own declaration, so it is NOT APPLICABLE: nothing deployed, every verdict so, and
+// the terminal, report.json, junit.xml (<skipped>) and report.html each say why. With nothing else
+// run the exit is 3: nothing was shown. The app is toxiproxy's own server (built from its module,
+// written by nobody here), serving its HTTP API, from manifests as a user would write them.
+func TestIntegrationCustomTargetWithoutDependencyNotApplicable(t *testing.T) {
 	testcluster.Require(t)
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target.yaml")
@@ -57,10 +58,11 @@ spec:
 	code, stdout, stderr := runMain(t, "run", "--target", target, "--scenario", "db-slowness", "--out", out)
 	t.Logf("stdout:\n%s\nstderr (tail): %s", stdout, tail(stderr, 2000))
 	if code != ExitInconclusive {
-		t.Fatalf("exit %d, want %d (INCONCLUSIVE)", code, ExitInconclusive)
+		t.Fatalf("exit %d, want %d (no scenario applied: nothing shown)", code, ExitInconclusive)
 	}
-	if !strings.Contains(stdout, "could not show: db-latency") || !strings.Contains(stdout, "1 inconclusive") {
-		t.Errorf("the terminal summary does not name the skipped fault")
+	const why = "target toxiproxy-api declares no dependency"
+	if !strings.Contains(stdout, "NOT APPLICABLE  db-slowness") || !strings.Contains(stdout, why) || !strings.Contains(stdout, "1 not applicable") {
+		t.Errorf("the terminal summary does not say the scenario does not apply, and why")
 	}
 	f, err := os.Open(filepath.Join(out, reports.ReportFile))
 	if err != nil {
@@ -72,15 +74,12 @@ spec:
 		t.Fatal(err)
 	}
 	sc := rep.Scenarios[0]
-	if sc.Status() != verdict.Inconclusive {
-		t.Errorf("scenario status %s, want INCONCLUSIVE", sc.Status())
+	if sc.Status() != verdict.NotApplicable || !strings.Contains(sc.NotApplicable, why) || sc.Namespace != "" {
+		t.Errorf("scenario status %s, why %q, namespace %q; want NOT APPLICABLE with the reason and nothing deployed", sc.Status(), sc.NotApplicable, sc.Namespace)
 	}
 	for _, v := range sc.Verdicts {
-		if v.Status == verdict.Pass {
-			t.Errorf("%s PASSed with its fault skipped: %s", v.Rule, v.Observed)
-		}
-		if v.Status == verdict.Inconclusive && !strings.Contains(strings.Join(v.Unshown, " "), "db-latency") {
-			t.Errorf("%s is INCONCLUSIVE without naming the fault: %q", v.Rule, v.Unshown)
+		if v.Status != verdict.NotApplicable {
+			t.Errorf("%s is %s on a scenario that does not apply: %s", v.Rule, v.Status, v.Observed)
 		}
 	}
 	for _, file := range []string{reports.JUnitFile, reports.HTMLFile} {
@@ -88,11 +87,11 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), "db-latency (faults[0]) was skipped") {
-			t.Errorf("%s does not name the skipped fault", file)
+		if !strings.Contains(string(b), why) {
+			t.Errorf("%s does not say why the scenario does not apply", file)
 		}
-		if file == reports.JUnitFile && !strings.Contains(string(b), `type="inconclusive"`) {
-			t.Errorf("junit.xml has no inconclusive error")
+		if file == reports.JUnitFile && (!strings.Contains(string(b), "<skipped message=") || strings.Contains(string(b), "<failure") || strings.Contains(string(b), "<error")) {
+			t.Errorf("junit.xml: want <skipped> only")
 		}
 	}
 }
