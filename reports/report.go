@@ -253,6 +253,9 @@ func (r *Report) Validate() error {
 			}
 		}
 		for j, v := range s.Verdicts {
+			if s.NotApplicable != "" && v.Status != verdict.NotApplicable {
+				return fmt.Errorf("scenario %q is not applicable, yet verdict %d (%s) is %s: a scenario that did not run judges nothing", s.Name, j+1, v.Rule, v.Status)
+			}
 			switch v.Status {
 			case verdict.Pass, verdict.Fail, verdict.Inconclusive:
 			case verdict.NotApplicable:

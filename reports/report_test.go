@@ -48,6 +48,9 @@ func TestReadJSONRejectsBadReports(t *testing.T) {
 		"escaping path":   {`{"schemaVersion": 1, "scenarios": [{"name": "x", "verdicts": [], "timelinePath": "../../etc/passwd"}]}`, "leaves the report directory"},
 		"absolute path":   {`{"schemaVersion": 1, "scenarios": [{"name": "x", "verdicts": [], "requestsPath": "/etc/passwd"}]}`, "leaves the report directory"},
 		"unknown verdict": {`{"schemaVersion": 1, "scenarios": [{"name": "x", "verdicts": [{"rule": "r", "status": "MAYBE"}]}]}`, "unknown status"},
+		// A FAIL must not hide behind notApplicable (which decides the scenario's status).
+		"fail in a not applicable scenario": {`{"schemaVersion": 3, "scenarios": [{"name": "x", "notApplicable": "no dependency", "verdicts": [{"rule": "r", "status": "FAIL"}]}]}`, "judges nothing"},
+		"not applicable without why":        {`{"schemaVersion": 3, "scenarios": [{"name": "x", "verdicts": [{"rule": "r", "status": "NOT APPLICABLE"}]}]}`, "says not why"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -105,6 +105,9 @@ func Compare(runs []*reports.Report, asserted func(Key) bool) Result {
 				note(Key{sc.Name, variant, errorRule}, "ERROR")
 				continue
 			}
+			if sc.NotApplicable != "" { // nothing ran: neither a verdict nor a flip
+				continue
+			}
 			note(Key{sc.Name, variant, errorRule}, "RAN")
 			for _, v := range sc.Verdicts {
 				k := Key{sc.Name, variant, v.Rule}

@@ -72,8 +72,8 @@ func conclude(w *Workload, c *Change) (Outcome, string) {
 			switch {
 			case v.Status == verdict.Fail:
 				f = append(f, v.Rule)
-			case v.Status == verdict.Inconclusive:
-				u = append(u, v.Rule)
+			case v.Status == verdict.Inconclusive, v.Status == verdict.NotApplicable:
+				u = append(u, v.Rule) // not applicable after the patch: nothing ran, nothing verified
 			case r.BeforeError != "" || (had && b.Status != verdict.Pass):
 				fl = append(fl, fmt.Sprintf("%s %s → PASS", v.Rule, beforeStatus(r, v.Rule)))
 			default:
@@ -151,7 +151,7 @@ func (p *Plan) ExitCode() int {
 			unshown = unshown || len(r.After) == 0
 			for _, v := range r.After {
 				failed = failed || v.Status == verdict.Fail
-				unshown = unshown || v.Status == verdict.Inconclusive
+				unshown = unshown || v.Status == verdict.Inconclusive || v.Status == verdict.NotApplicable
 			}
 		}
 	}

@@ -131,6 +131,10 @@ func TestRunConcludesEachChangeAndTheExitCode(t *testing.T) {
 		{name: "inconclusive", after: map[string][]verdict.Result{"cold-start": passAll(coldStartRules...),
 			"pod-delete-under-load": append(passAll(podDeleteRules[:4]...), v("recovery-within", verdict.Inconclusive))},
 			startup: Fixed, grace: Inconclusive, exit: ExitInconclusive, graceWhat: "recovery-within"},
+		// A re-run the target no longer takes verified nothing: never "fixed", never exit 0.
+		{name: "not applicable after", after: map[string][]verdict.Result{"cold-start": passAll(coldStartRules...),
+			"pod-delete-under-load": notApplicableAll(podDeleteRules...)},
+			startup: Fixed, grace: Inconclusive, exit: ExitInconclusive, graceWhat: "no-forced-kill"},
 		{name: "re-run error", after: map[string][]verdict.Result{"cold-start": passAll(coldStartRules...)},
 			errs:    map[string]string{"pod-delete-under-load": "deploy target: timed out"},
 			startup: Fixed, grace: Inconclusive, exit: ExitError, graceWhat: "timed out"},
@@ -291,4 +295,13 @@ func TestPatchTouchesOnlyProbeAndShutdownFields(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d patches, want 2 (no-startup-probe, short-grace)", n)
 	}
+}
+
+// notApplicableAll is every rule NOT APPLICABLE: a re-run the target does not take.
+func notApplicableAll(rules ...string) []verdict.Result {
+	out := make([]verdict.Result, len(rules))
+	for i, r := range rules {
+		out[i] = v(r, verdict.NotApplicable)
+	}
+	return out
 }
