@@ -73,3 +73,16 @@ func TestLoadRulesNameAThinnedLoad(t *testing.T) {
 		}
 	}
 }
+
+// The load's span ends when the harness has collected it (in-flight requests, attribution, the
+// reverts): a full 40 s load whose span closed at 48 s was sent at its rate, not thinned.
+func TestLoadCollectedLateIsNotThinned(t *testing.T) {
+	in := verdict.Input{Requests: requestsAt(28.5, 0, 40*time.Second, nil), Load: verdict.Span{End: 48 * time.Second}, LoadRate: 30, Faults: []timeline.FaultWindow{}}
+	res, err := verdict.Evaluate(in, verdict.Spec{Rule: "failed-requests-budget"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != verdict.Pass {
+		t.Errorf("%s (%s), unshown %q; want PASS: the rate is measured up to the last send", res.Status, res.Observed, res.Unshown)
+	}
+}

@@ -144,6 +144,17 @@ func (in Input) thinnedLoad() string {
 			raised = append(raised, Span{Start: max(f.Start, span.Start), End: min(f.End, span.End)})
 		}
 	}
+	// The load's span ends when the harness has collected it (in-flight requests, attribution, the
+	// faults' reverts); the rate is what was sent, so it is measured up to the last send.
+	last, sentAny := span.Start, false
+	for _, r := range in.Requests {
+		if span.Contains(r.T) {
+			last, sentAny = max(last, r.T), true
+		}
+	}
+	if sentAny {
+		span.End = min(span.End, last+time.Duration(float64(time.Second)/in.LoadRate))
+	}
 	judged := span.End - span.Start
 	for _, r := range raised {
 		judged -= max(r.End-r.Start, 0)

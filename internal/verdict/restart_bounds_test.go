@@ -91,6 +91,13 @@ func TestDeletionsExplainedByTheirPodsFault(t *testing.T) {
 			run: base().Inject(10*s, "rolling-update", "").Created(12*s, "d").ContainerReady(14*s, "d").
 				Restart(16*s, "a", timeline.CauseDeletion).Restart(30*s, "d", timeline.CauseDeletion),
 			want: verdict.Fail, at: 30 * s, evidence: "d container app restarted (#1), cause deletion"},
+		// A busy kubelet and watch deliver the end of the deleted pod (grace 25 s) 35 s after the
+		// deletion, past grace + slack; its container finished 9.5 s after it: the deletion's doing.
+		{name: "a deletion's end observed late, finished in time",
+			run: base().Inject(10*s, "pod-delete", "a").Entry(timeline.Entry{T: 45 * s, Kind: timeline.KindRestart, Pod: "a",
+				Restart: &timeline.ContainerRestart{Container: vt.Container, RestartCount: 1, Reason: "Completed", Cause: timeline.CauseDeletion,
+					FinishedAt: ptrTime(vt.Start.Add(19500 * time.Millisecond))}}),
+			want: verdict.Pass, evidence: "explained by pod-delete"},
 		// Seen on the cluster: cold-start's proof names the new pod it watches boot; the old pods
 		// its rollout deletes are named nowhere and still its doing.
 		{name: "a cold start whose proof names its new pod explains the old pods it replaced",
@@ -99,3 +106,5 @@ func TestDeletionsExplainedByTheirPodsFault(t *testing.T) {
 			want: verdict.Pass, evidence: "explained by cold-start"},
 	})
 }
+
+func ptrTime(t time.Time) *time.Time { return &t }

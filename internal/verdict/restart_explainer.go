@@ -103,7 +103,7 @@ func (x *restartExplainer) deleted(i int, f timeline.FaultWindow, e timeline.Ent
 		if a.grace != nil {
 			grace = *a.grace
 		}
-		if e.T <= a.t+grace+deletionSlack {
+		if ended(e) <= a.t+grace+deletionSlack {
 			return true
 		}
 	}
@@ -163,4 +163,15 @@ func (x *restartExplainer) podActions(i int, f timeline.FaultWindow) []podAction
 // namesPod reports whether pods names pod (any case).
 func namesPod(pods []string, pod string) bool {
 	return slices.ContainsFunc(pods, func(p string) bool { return strings.EqualFold(p, pod) })
+}
+
+// ended is when e's container ended, as near as the timeline knows: its finishedAt (the API's
+// second, so up to a second late) when the restart carries one, else when it was observed. A busy
+// kubelet and watch can deliver a deletion's end seconds after it happened; the bound is the
+// container's, not the watch's.
+func ended(e timeline.Entry) time.Duration {
+	if e.Restart == nil || e.Restart.FinishedAt == nil || e.At.IsZero() {
+		return e.T
+	}
+	return min(e.T, e.T+e.Restart.FinishedAt.Sub(e.At)+time.Second)
 }
