@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
@@ -18,18 +16,13 @@ import (
 // restart's cause re-decided once late events have arrived.
 type verdictJudge struct{}
 
-// declaredFaults is every fault of sc as the schedule planned it (held as planFaults holds it),
-// named as on the timeline and due at loadStart plus its offset. The judge reads them from the
-// scenario itself, not from the schedule, so a fault the schedule lost is still compared with the
-// timeline.
-func declaredFaults(sc *scenario.Scenario, pod *corev1.Pod, loadStart time.Duration) []timeline.DeclaredFault {
+// declaredFaults is every fault of sc (the run's scenario: sized and with its holds resolved, as
+// planFaults left it), named as on the timeline and due at loadStart plus its offset. The judge reads
+// them from the scenario itself, not from the schedule, so a fault the schedule lost is still
+// compared with the timeline.
+func declaredFaults(sc *scenario.Scenario, loadStart time.Duration) []timeline.DeclaredFault {
 	out := make([]timeline.DeclaredFault, 0, len(sc.Faults))
 	for i, f := range sc.Faults {
-		if f.Until != "" {
-			if held, why := holdUntil(sc, f, pod); why == "" {
-				f = held
-			}
-		}
 		out = append(out, timeline.DeclaredFault{Name: faultName(i), Type: f.Type, Due: loadStart + f.At, Duration: f.Duration})
 	}
 	return out
@@ -46,7 +39,7 @@ func (verdictJudge) Judge(in judgeInput) (*oracle.Oracle, []verdict.Result, erro
 		Requests: in.Requests,
 		Oracle:   o,
 		Load:     verdict.Span{Start: in.LoadStart, End: in.LoadEnd},
-		Declared: declaredFaults(in.Scenario, in.Pod, in.LoadStart),
+		Declared: declaredFaults(in.Scenario, in.LoadStart),
 		LoadRate: float64(in.Scenario.Load.Rate),
 	}
 	results := make([]verdict.Result, 0, len(in.Scenario.Expect))

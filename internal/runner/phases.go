@@ -307,6 +307,8 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 		}
 	}
 	var planned []*plannedFault
+	resolved := *sc // this run's scenario with its holds resolved: what the judge compares with the timeline
+	resolved.Faults = slices.Clone(sc.Faults)
 	for i, f := range sc.Faults {
 		if f.Until != "" {
 			var why string
@@ -314,6 +316,7 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 				planned = append(planned, &plannedFault{Index: i, Spec: f, Skip: why}) // the schedule records and logs the skip
 				continue
 			}
+			resolved.Faults[i] = f
 			s.log.Info("fault held until the target's own timing", "fault", fmt.Sprintf("faults[%d] %s", i, f.Type), "until", f.Until, "for", f.Duration)
 		}
 		env := faultEnv{
@@ -327,6 +330,7 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 		}
 		planned = append(planned, &plannedFault{Index: i, Spec: f, Inj: inj, Skip: skip})
 	}
+	s.sc = &resolved
 	s.sched = newSchedule(planned, s.tl, s.log)
 	// RevertAll uses its own bounded context: ctx may be the cancelled one.
 	s.onEnd(func() {
