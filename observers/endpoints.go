@@ -79,8 +79,9 @@ func (x *endpointObserver) handler() cache.ResourceEventHandler {
 	}
 }
 
-// endpointsOf returns a slice's endpoints with nil conditions defaulted per the API.
-func endpointsOf(sl *discoveryv1.EndpointSlice) map[endpointKey]endpointInfo {
+// endpointsOf returns a slice's endpoints with nil conditions defaulted per the API, each pod named
+// by ids (nil: by its name).
+func endpointsOf(sl *discoveryv1.EndpointSlice, ids *incarnations) map[endpointKey]endpointInfo {
 	out := map[endpointKey]endpointInfo{}
 	for _, ep := range sl.Endpoints {
 		if len(ep.Addresses) == 0 {
@@ -89,6 +90,9 @@ func endpointsOf(sl *discoveryv1.EndpointSlice) map[endpointKey]endpointInfo {
 		k := endpointKey{address: ep.Addresses[0]}
 		if ep.TargetRef != nil && (ep.TargetRef.Kind == "" || ep.TargetRef.Kind == "Pod") {
 			k.pod = ep.TargetRef.Name
+			if ids != nil {
+				k.pod = ids.key(ep.TargetRef.Name, ep.TargetRef.UID)
+			}
 		}
 		info := endpointInfo{slice: sl.Name, state: timeline.EndpointState{
 			Ready:       ep.Conditions.Ready == nil || *ep.Conditions.Ready,
@@ -114,7 +118,7 @@ func (x *endpointObserver) sliceChanged(s stamp, name string, sl *discoveryv1.En
 	var api *time.Time
 	var now map[endpointKey]endpointInfo
 	if sl != nil {
-		now = endpointsOf(sl)
+		now = endpointsOf(sl, &x.o.ids)
 		if v, ok := sl.Annotations["endpoints.kubernetes.io/last-change-trigger-time"]; ok {
 			if t, err := time.Parse(time.RFC3339, v); err == nil {
 				api = &t

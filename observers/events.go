@@ -18,7 +18,7 @@ func eventHandler(o *Observer) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
 			if ev, ok := obj.(*corev1.Event); ok && !initial {
-				o.append(o.stampOf(obj), eventEntry(ev))
+				o.append(o.stampOf(obj), eventEntry(ev, &o.ids))
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -27,7 +27,7 @@ func eventHandler(o *Observer) cache.ResourceEventHandler {
 			if !ok1 || !ok2 || !occurredAgain(old, ev) {
 				return
 			}
-			o.append(o.stampOf(newObj), eventEntry(ev))
+			o.append(o.stampOf(newObj), eventEntry(ev, &o.ids))
 		},
 	}
 }
@@ -46,11 +46,11 @@ func occurredAgain(old, ev *corev1.Event) bool {
 	return false
 }
 
-// eventEntry converts one event occurrence.
-func eventEntry(ev *corev1.Event) timeline.Entry {
+// eventEntry converts one event occurrence; ids names its pod.
+func eventEntry(ev *corev1.Event, ids *incarnations) timeline.Entry {
 	e := timeline.Entry{APITime: eventTime(ev)}
 	if ev.InvolvedObject.Kind == "Pod" {
-		e.Pod = ev.InvolvedObject.Name
+		e.Pod = ids.key(ev.InvolvedObject.Name, ev.InvolvedObject.UID)
 	}
 	count := ev.Count
 	if ev.Series != nil {

@@ -152,7 +152,7 @@ func apiEndpoints(ctx context.Context, t *testing.T, c kubernetes.Interface, ns 
 	}
 	out := map[string]timeline.EndpointState{}
 	for i := range list.Items {
-		for k, info := range endpointsOf(&list.Items[i]) {
+		for k, info := range endpointsOf(&list.Items[i], nil) {
 			out[k.pod] = info.state
 		}
 	}

@@ -63,6 +63,8 @@ type Observer struct {
 	informers []*watched
 	endpoints *endpointObserver
 	pods      *podObserver
+	// ids names pods on the timeline by UID (a StatefulSet's replacement is another pod).
+	ids incarnations
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc

@@ -55,13 +55,13 @@ func (p *podObserver) handler() cache.ResourceEventHandler {
 // changed records the differences between old (nil when the pod is new to the observer) and pod.
 func (p *podObserver) changed(s stamp, old, pod *corev1.Pod) {
 	for _, c := range podTransitions(old, pod) {
-		p.o.append(s, timeline.Entry{Kind: timeline.KindPod, Pod: pod.Name, APITime: c.api, PodChange: c.tr})
+		p.o.append(s, timeline.Entry{Kind: timeline.KindPod, Pod: p.o.ids.key(pod.Name, pod.UID), APITime: c.api, PodChange: c.tr})
 	}
 	if old == nil {
 		return
 	}
 	for _, r := range restartCountRises(old, pod) {
-		p.restart(s, pod.Name, r)
+		p.restart(s, p.o.ids.key(pod.Name, pod.UID), r)
 	}
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
 		oldStates := containerStatuses(old)
@@ -71,7 +71,7 @@ func (p *podObserver) changed(s stamp, old, pod *corev1.Pod) {
 				continue
 			}
 			if p.markEnded(pod.UID, name) {
-				p.restart(s, pod.Name, termination(name, st, st.State.Terminated))
+				p.restart(s, p.o.ids.key(pod.Name, pod.UID), termination(name, st, st.State.Terminated))
 			}
 		}
 	}
@@ -79,13 +79,13 @@ func (p *podObserver) changed(s stamp, old, pod *corev1.Pod) {
 
 // deleted records the pod's removal and the end of any container whose end was not yet seen.
 func (p *podObserver) deleted(s stamp, pod *corev1.Pod) {
-	p.o.append(s, timeline.Entry{Kind: timeline.KindPod, Pod: pod.Name, PodChange: &timeline.PodTransition{Field: "deleted", From: string(pod.Status.Phase)}})
+	p.o.append(s, timeline.Entry{Kind: timeline.KindPod, Pod: p.o.ids.key(pod.Name, pod.UID), PodChange: &timeline.PodTransition{Field: "deleted", From: string(pod.Status.Phase)}})
 	for name, st := range containerStatuses(pod) {
 		if st.State.Terminated == nil && st.State.Running == nil && st.LastTerminationState.Terminated == nil && st.RestartCount == 0 && !boolOf(st.Started) {
 			continue // never ran
 		}
 		if p.markEnded(pod.UID, name) {
-			p.restart(s, pod.Name, termination(name, st, st.State.Terminated))
+			p.restart(s, p.o.ids.key(pod.Name, pod.UID), termination(name, st, st.State.Terminated))
 		}
 	}
 	p.mu.Lock()

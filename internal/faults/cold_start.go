@@ -5,38 +5,37 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 )
 
 // DefaultBootstrapEnv is the bundled target's setting for its simulated bootstrap work.
 const DefaultBootstrapEnv = "BOOTSTRAP_DURATION"
 
-// TypeColdStart rolls the Deployment with a longer bootstrap.
+// TypeColdStart rolls the workload with a longer bootstrap.
 const TypeColdStart = "cold-start"
 
 func init() {
 	Register(Definition{
 		Type: TypeColdStart,
-		Doc:  "rolls the Deployment with a longer bootstrap, so every new pod starts cold (the startup probe must cover it)",
+		Doc:  "rolls the workload (Deployment or StatefulSet) with a longer bootstrap, so every new pod starts cold (the startup probe must cover it)",
 		Params: []Param{
 			{Name: "bootstrap", Kind: KindDuration, Required: true, Doc: "bootstrap time of the new pods (required)"},
 			{Name: "env", Kind: KindString, Doc: "the env var holding it (default " + DefaultBootstrapEnv + ")"},
 			{Name: "restore", Kind: KindBool, Doc: "roll back to the old value on revert (default true)"},
 		},
-		Needs:    []Capability{NeedsDeployment},
+		Needs:    []Capability{NeedsRollout},
 		Proof:    "the first new pod's time from creation to its container starting and from there to ready",
 		Explains: []timeline.RestartCause{timeline.CauseDeletion},
 		Build: func(a Args) (Fault, error) {
-			f := NewColdStart(a.Rec, a.Env.Client, a.Env.Namespace, a.Env.Deployment, a.Env.Container, a.Duration("bootstrap", 0))
+			w, _ := a.Env.workload()
+			f := NewColdStart(a.Rec, a.Env.Client, a.Env.Namespace, w, a.Env.Container, a.Duration("bootstrap", 0))
 			if v, ok := a.Param("env"); ok {
 				f.Env = v
 			}
@@ -48,7 +47,7 @@ func init() {
 	})
 }
 
-// ColdStart rolls the Deployment with a longer bootstrap: it sets the container's bootstrap env var
+// ColdStart rolls the workload with a longer bootstrap: it sets the container's bootstrap env var
 // to Bootstrap, so every new pod starts cold (the startup probe must cover it). Revert restores the
 // previous value (another rollout) unless Restore is false. Proof of effect, measured in the
 // background so that Inject returns once the rollout is under way: the first new pod of the rolled
@@ -57,13 +56,13 @@ func init() {
 type ColdStart struct {
 	Recorder
 	state
-	Client     kubernetes.Interface
-	Namespace  string
-	Deployment string
-	Container  string // the first container when empty
-	Env        string // DefaultBootstrapEnv when empty
-	Bootstrap  time.Duration
-	Restore    bool
+	Client    kubernetes.Interface
+	Namespace string
+	Workload  Workload
+	Container string // the first container when empty
+	Env       string // DefaultBootstrapEnv when empty
+	Bootstrap time.Duration
+	Restore   bool
 	// BootTimeout bounds the wait for the first new pod to boot (Bootstrap + 90s when 0).
 	BootTimeout time.Duration
 
@@ -72,9 +71,9 @@ type ColdStart struct {
 }
 
 // NewColdStart returns the cold-start fault; it restores the old setting on revert.
-func NewColdStart(rec Recorder, client kubernetes.Interface, namespace, deployment, container string, bootstrap time.Duration) *ColdStart {
+func NewColdStart(rec Recorder, client kubernetes.Interface, namespace string, w Workload, container string, bootstrap time.Duration) *ColdStart {
 	rec.Type = TypeColdStart
-	return &ColdStart{Recorder: rec, Client: client, Namespace: namespace, Deployment: deployment,
+	return &ColdStart{Recorder: rec, Client: client, Namespace: namespace, Workload: w,
 		Container: container, Env: DefaultBootstrapEnv, Bootstrap: bootstrap, Restore: true}
 }
 
@@ -94,7 +93,7 @@ func (c *ColdStart) Inject(ctx context.Context) error {
 		return fmt.Errorf("cold-start: %w", err)
 	}
 	var prev *corev1.EnvVar
-	d, err := c.update(ctx, func(ctr *corev1.Container) {
+	gen, err := c.update(ctx, func(ctr *corev1.Container) {
 		prev = setEnv(ctr, c.env(), c.Bootstrap.String())
 	})
 	if err != nil {
@@ -106,16 +105,17 @@ func (c *ColdStart) Inject(ctx context.Context) error {
 	if prev != nil {
 		was = prev.Value
 	}
-	c.record(timeline.FaultInject, c.Deployment, "", fmt.Sprintf("%s=%s (was %s): rolling deployment %s", c.env(), c.Bootstrap, was, c.Deployment),
-		map[string]string{"bootstrap": c.Bootstrap.String(), "env": c.env(), "previous": was, "generation": fmt.Sprint(d.Generation)})
+	c.record(timeline.FaultInject, c.Workload.Name(), "", fmt.Sprintf("%s=%s (was %s): rolling %s", c.env(), c.Bootstrap, was, c.what()),
+		map[string]string{"bootstrap": c.Bootstrap.String(), "env": c.env(), "previous": was, "generation": fmt.Sprint(gen),
+			"workload": c.Workload.Kind() + "/" + c.Workload.Name()})
 	if prev != nil && prev.Value == c.Bootstrap.String() {
-		c.proof(c.Deployment, "", timeline.PhaseDuring, false,
+		c.proof(c.Workload.Name(), "", timeline.PhaseDuring, false,
 			fmt.Sprintf("%s was already %s: the template did not change, no new pod boots", c.env(), prev.Value),
-			map[string]string{"generation": fmt.Sprint(d.Generation)})
+			map[string]string{"generation": fmt.Sprint(gen)})
 		c.end(true)
 		return nil
 	}
-	c.boot = goProof(ctx, func(ctx context.Context) { c.observeBootstrap(ctx, d, before) })
+	c.boot = goProof(ctx, func(ctx context.Context) { c.observeBootstrap(ctx, gen, before) })
 	c.end(true)
 	return nil
 }
@@ -133,7 +133,7 @@ func (c *ColdStart) Revert(ctx context.Context) error {
 		return nil
 	}
 	prev := c.prev
-	d, err := c.update(ctx, func(ctr *corev1.Container) {
+	gen, err := c.update(ctx, func(ctr *corev1.Container) {
 		if prev == nil {
 			removeEnv(ctr, c.env())
 		} else {
@@ -148,20 +148,20 @@ func (c *ColdStart) Revert(ctx context.Context) error {
 	if prev != nil {
 		was = prev.Value
 	}
-	c.record(timeline.FaultRevert, c.Deployment, "", fmt.Sprintf("%s restored to %s: rolling deployment %s", c.env(), was, c.Deployment),
-		map[string]string{"env": c.env(), "restored": was, "generation": fmt.Sprint(d.Generation)})
+	c.record(timeline.FaultRevert, c.Workload.Name(), "", fmt.Sprintf("%s restored to %s: rolling %s", c.env(), was, c.what()),
+		map[string]string{"env": c.env(), "restored": was, "generation": fmt.Sprint(gen)})
 	c.end(false)
-	observeRollout(ctx, c.Recorder, c.Client, c.Namespace, c.Deployment, d.Generation, timeline.PhaseAfter)
+	observeRollout(ctx, c.Recorder, c.Workload, gen, timeline.PhaseAfter)
 	return nil
 }
 
-// bootPoll is how often the bootstrap measurement reads the Deployment's pods.
+// bootPoll is how often the bootstrap measurement reads the workload's pods.
 var bootPoll = time.Second
 
-// observeBootstrap watches the pods of d that were not there before the update (before holds the
+// observeBootstrap watches the workload's pods that were not there before the update (before holds the
 // UIDs that were) and carry the new setting, until one of them has booted (see bootProof), the
 // BootTimeout has passed or ctx ends, and records the proof.
-func (c *ColdStart) observeBootstrap(ctx context.Context, d *appsv1.Deployment, before map[types.UID]bool) {
+func (c *ColdStart) observeBootstrap(ctx context.Context, generation int64, before map[types.UID]bool) {
 	timeout := c.BootTimeout
 	if timeout <= 0 {
 		timeout = c.Bootstrap + 90*time.Second
@@ -169,11 +169,11 @@ func (c *ColdStart) observeBootstrap(ctx context.Context, d *appsv1.Deployment, 
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	params := map[string]string{"generation": fmt.Sprint(d.Generation), "bootstrap": c.Bootstrap.String()}
+	params := map[string]string{"generation": fmt.Sprint(generation), "bootstrap": c.Bootstrap.String()}
 	var fresh []corev1.Pod // the new pods as last read
 	var lastErr error
 	for {
-		pods, err := c.listPods(wctx, d)
+		pods, err := podsOf(wctx, c.Client, c.Namespace, c.Workload)
 		if err == nil {
 			fresh = c.newPods(pods, before)
 			lastErr = nil
@@ -201,7 +201,7 @@ func (c *ColdStart) observeBootstrap(ctx context.Context, d *appsv1.Deployment, 
 			params["error"] = lastErr.Error()
 			detail += ": list pods: " + lastErr.Error()
 		}
-		c.proof(c.Deployment, "", timeline.PhaseDuring, false, detail, params)
+		c.proof(c.Workload.Name(), "", timeline.PhaseDuring, false, detail, params)
 		return
 	}
 	_, ok, detail, p := c.bootProof(&fresh[0], time.Now(), true)
@@ -218,7 +218,7 @@ func (c *ColdStart) proofBoot(ok bool, detail string, params, more map[string]st
 	}
 	pod := params["pod"]
 	delete(params, "pod")
-	c.proof(c.Deployment, pod, timeline.PhaseDuring, ok, detail, params)
+	c.proof(c.Workload.Name(), pod, timeline.PhaseDuring, ok, detail, params)
 }
 
 // bootProof judges one new pod's bootstrap from its status, with the API's timestamps (one-second
@@ -310,13 +310,9 @@ func (c *ColdStart) newPods(pods []corev1.Pod, before map[types.UID]bool) []core
 	return out
 }
 
-// podUIDs returns the UIDs of the Deployment's pods now.
+// podUIDs returns the UIDs of the workload's pods now.
 func (c *ColdStart) podUIDs(ctx context.Context) (map[types.UID]bool, error) {
-	d, err := c.Client.AppsV1().Deployments(c.Namespace).Get(ctx, c.Deployment, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("get deployment %s/%s: %w", c.Namespace, c.Deployment, err)
-	}
-	pods, err := c.listPods(ctx, d)
+	pods, err := podsOf(ctx, c.Client, c.Namespace, c.Workload)
 	if err != nil {
 		return nil, err
 	}
@@ -327,19 +323,8 @@ func (c *ColdStart) podUIDs(ctx context.Context) (map[types.UID]bool, error) {
 	return out, nil
 }
 
-func (c *ColdStart) listPods(ctx context.Context, d *appsv1.Deployment) ([]corev1.Pod, error) {
-	if d.Spec.Selector == nil {
-		return nil, fmt.Errorf("deployment %s has no selector", d.Name)
-	}
-	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("deployment %s selector: %w", d.Name, err)
-	}
-	list, err := c.Client.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-	if err != nil {
-		return nil, fmt.Errorf("list pods of deployment %s: %w", d.Name, err)
-	}
-	return list.Items, nil
+func (c *ColdStart) what() string {
+	return strings.ToLower(c.Workload.Kind()) + " " + c.Workload.Name()
 }
 
 // containerStatus returns the status of the named container of p (the first when name is "").
@@ -375,37 +360,27 @@ func (c *ColdStart) env() string {
 	return c.Env
 }
 
-// update applies change to the target container of the Deployment, retrying on conflicts, and
-// returns the updated Deployment.
-func (c *ColdStart) update(ctx context.Context, change func(*corev1.Container)) (*appsv1.Deployment, error) {
-	var out *appsv1.Deployment
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		d, err := c.Client.AppsV1().Deployments(c.Namespace).Get(ctx, c.Deployment, metav1.GetOptions{})
+// update applies change to the target container of the workload's template, retrying on
+// conflicts, and returns the new generation.
+func (c *ColdStart) update(ctx context.Context, change func(*corev1.Container)) (int64, error) {
+	return c.Workload.UpdateTemplate(ctx, func(t *corev1.PodTemplateSpec) error {
+		ctr, err := findContainer(t, c.Container)
 		if err != nil {
-			return err
-		}
-		ctr, err := findContainer(d, c.Container)
-		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", c.what(), err)
 		}
 		change(ctr)
-		out, err = c.Client.AppsV1().Deployments(c.Namespace).Update(ctx, d, metav1.UpdateOptions{})
-		return err
+		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("update deployment %s/%s: %w", c.Namespace, c.Deployment, err)
-	}
-	return out, nil
 }
 
-func findContainer(d *appsv1.Deployment, name string) (*corev1.Container, error) {
-	cs := d.Spec.Template.Spec.Containers
+func findContainer(t *corev1.PodTemplateSpec, name string) (*corev1.Container, error) {
+	cs := t.Spec.Containers
 	for i := range cs {
 		if name == "" || cs[i].Name == name {
 			return &cs[i], nil
 		}
 	}
-	return nil, fmt.Errorf("deployment %s has no container %q", d.Name, name)
+	return nil, fmt.Errorf("no container %q in the pod template", name)
 }
 
 // setEnv sets name=value on ctr and returns the previous variable (nil when there was none).

@@ -33,8 +33,11 @@ type Env struct {
 	Config     *rest.Config
 	Namespace  string
 	Deployment string
-	Container  string
-	Selector   string // the target's pods
+	// WorkloadKind and WorkloadName name the workload under test ("StatefulSet", "web"); empty
+	// kind: the Deployment.
+	WorkloadKind, WorkloadName string
+	Container                  string
+	Selector                   string // the target's pods
 	// ToxiproxyURL is the toxiproxy API on loopback and DBProxy the proxy DB faults act on by
 	// default; empty when the target has none (DB faults are then skipped). Proxies are the
 	// target's declared dependencies by name (a fault's dependency param picks one); nil for the
@@ -146,17 +149,19 @@ var (
 			}
 			return ""
 		}}
-	// NeedsDeployment is a target workload that is a Deployment.
-	NeedsDeployment = Capability{Name: "deployment", Doc: "a target workload that is a Deployment",
+	// NeedsRollout is a target workload whose pod template a rollout fault can change: a
+	// registered workload kind (RegisterWorkload).
+	NeedsRollout = Capability{Name: "rollout", Doc: "a target workload of a kind whose rollouts are built (Deployment, StatefulSet)",
 		missing: func(env Env, _ map[string]string) string {
-			if env.Deployment == "" {
-				return "the target is not a Deployment"
-			}
-			return ""
+			_, why := env.workload()
+			return why
 		},
 		undeclared: func(d Declared, _ map[string]string) string {
-			if d.Workload != "" && d.Workload != "Deployment" {
-				return fmt.Sprintf("target %s is a %s: the fault acts on a Deployment", d.Name, d.Workload)
+			if d.Workload == "" {
+				return ""
+			}
+			if _, ok := LookupWorkload(d.Workload); !ok {
+				return fmt.Sprintf("target %s is a %s: rollouts are built for %s", d.Name, d.Workload, strings.Join(WorkloadKinds(), " and "))
 			}
 			return ""
 		}}

@@ -42,18 +42,23 @@ type Recorder struct {
 	Name     string
 }
 
-// record appends one action, stamped now. pod, when set, is the entry's Pod and its "pod" param.
+// record appends one action, stamped now. pod, when set, names the entry's Pod and its "pod" param
+// as the timeline knows the pod that has the name now (a StatefulSet's replacement keeps the name:
+// see timeline.Incarnation).
 func (r Recorder) record(action, target, pod, detail string, params map[string]string) timeline.Entry {
 	if r.Timeline == nil {
 		return timeline.Entry{}
 	}
+	key := pod
 	if pod != "" {
 		if params == nil {
 			params = map[string]string{}
 		}
-		params["pod"] = pod
+		_, now := r.Timeline.Now()
+		key = timeline.IncarnationsOf(r.Timeline.Entries()).KeyAt(pod, now)
+		params["pod"] = key
 	}
-	return r.Timeline.Append(timeline.Entry{Kind: timeline.KindFault, Pod: pod, Fault: &timeline.FaultAction{
+	return r.Timeline.Append(timeline.Entry{Kind: timeline.KindFault, Pod: key, Fault: &timeline.FaultAction{
 		Type: r.Type, Name: r.Name, Action: action, Target: target, Detail: detail, Params: params,
 	}})
 }

@@ -19,6 +19,8 @@ func TestNotApplicableByDeclaration(t *testing.T) {
 	withTakes.Requests.Takes = "/delay/{seconds}"
 	sts := *bare
 	sts.Workload.Kind = "StatefulSet"
+	ds := *bare
+	ds.Workload.Kind = "DaemonSet"
 
 	db := &scenario.Scenario{Name: "db-outage", Faults: []scenario.Fault{{Type: "db-down"}}}
 	dbNamed := &scenario.Scenario{Name: "db-x", Faults: []scenario.Fault{{Type: "db-latency", Params: map[string]string{"dependency": "cache"}}}}
@@ -39,7 +41,8 @@ func TestNotApplicableByDeclaration(t *testing.T) {
 		{stall, bare, "declares no stall endpoint"},
 		{long, bare, "names none (set requests.takes"},
 		{long, &withTakes, ""},
-		{roll, &sts, "is a StatefulSet: the fault acts on a Deployment"},
+		{roll, &sts, ""}, // StatefulSets roll too (one registration: faults/workload_statefulset.go)
+		{roll, &ds, "is a DaemonSet: rollouts are built for Deployment and StatefulSet"},
 		{roll, bare, ""},
 		{freeze, bare, ""}, // node access is the cluster's, not a declaration: decided at run time
 	} {

@@ -14,7 +14,8 @@ func (faultRegistry) Build(f scenario.Fault, env faultEnv) (faults.Fault, string
 	t := env.Target
 	fenv := faults.Env{
 		Client: env.Conn.Client, Config: env.Conn.Config,
-		Namespace: t.Namespace, Deployment: t.Deployment, Container: t.Container, Selector: t.Selector,
+		Namespace: t.Namespace, Deployment: t.Deployment, WorkloadKind: t.WorkloadKind, WorkloadName: t.WorkloadName,
+		Container: t.Container, Selector: t.Selector,
 		ToxiproxyURL: t.ToxiproxyURL, ToxiproxyAPIPort: t.ToxiproxyAPIPort,
 		DBProxy: t.DBProxy, Proxies: proxies(t.Proxies), ToxiproxySelector: t.ToxiproxySelector,
 		AdminPort: t.AdminPort, StallPath: t.StallPath,

@@ -217,9 +217,25 @@ func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
 	if e, werr := workloadEntry(target, s.pod, s.nodes); werr != nil {
 		s.log.Warn("record the workload's settings", "err", werr)
 	} else {
+		s.availability(ctx, target, e.Workload)
 		s.tl.Append(e)
 	}
 	return nil
+}
+
+// availability adds to w the workload's replicas and what its rolling update may take out of
+// service at once, as the controller's spec says (left unknown when it cannot be read).
+func (s *scenarioRun) availability(ctx context.Context, t *deploy.Target, w *timeline.WorkloadSpec) {
+	replicas, unavailable, ok, err := faults.Availability(ctx, faults.Env{Client: s.r.Conn.Client, Namespace: t.Namespace,
+		Deployment: t.Deployment, WorkloadKind: t.WorkloadKind, WorkloadName: t.WorkloadName})
+	if err != nil {
+		s.log.Warn("read the workload's rollout settings", "err", err)
+	}
+	if !ok || err != nil {
+		return
+	}
+	r, u := int(replicas), int(unavailable)
+	w.Replicas, w.RolloutUnavailable = &r, &u
 }
 
 // observe starts the watchers writing to the timeline, conntrack attribution of the requests and
@@ -353,6 +369,7 @@ func (s *scenarioRun) drive(ctx context.Context, path string) error {
 	waitSchedule, stopSchedule := s.startSchedule(ctx, start)
 	defer stopSchedule()
 	reqs, loadErr := waitLoad(ctx, load)
+	reqs = timeline.KeyHeaderPods(reqs, s.tl.Entries())
 	reqs, s.rep.Attribution = s.attr.apply(reqs, s.tl.Entries())
 	s.routes.record(s.tl)
 	s.rep.Requests, s.reqs = reqs, reqs

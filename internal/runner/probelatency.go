@@ -39,8 +39,10 @@ func (s *scenarioRun) recordProbeLatency(ctx context.Context) {
 	if err != nil {
 		s.log.Warn("no probe latency: tune cannot size the readiness timeout", "err", err)
 	}
+	_, now := s.tl.Now()
+	in := timeline.IncarnationsOf(s.tl.Entries())
 	for _, h := range hs {
 		l := h.Latency
-		s.tl.Append(timeline.Entry{Kind: timeline.KindProbeLatency, Pod: h.Pod, Latency: &l})
+		s.tl.Append(timeline.Entry{Kind: timeline.KindProbeLatency, Pod: in.KeyAt(h.Pod, now), Latency: &l})
 	}
 }

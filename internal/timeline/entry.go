@@ -269,6 +269,11 @@ type WorkloadSpec struct {
 	// Nodes are the nodes the workload's pods could be scheduled on when the run started (not
 	// cordoned, every NoSchedule and NoExecute taint tolerated), with their zones.
 	Nodes []NodeZone `json:"nodes,omitempty"`
+	// Replicas is the workload's desired replica count and RolloutUnavailable how many of them its
+	// rolling update may take out of service at once (maxUnavailable, resolved against Replicas);
+	// nil when not known.
+	Replicas           *int `json:"replicas,omitempty"`
+	RolloutUnavailable *int `json:"rolloutUnavailable,omitempty"`
 }
 
 // NodeZone is a node and its topology.kubernetes.io/zone label ("" when it has none).

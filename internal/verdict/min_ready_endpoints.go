@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/probegate/probegate/internal/timeline"
 )
 
 func init() {
@@ -16,6 +18,9 @@ func init() {
 			{Name: "min", Kind: KindInt, Default: "1", Doc: "the least number of ready endpoints allowed (0 is refused)",
 				Vacuous: vacuousAt("zero ready endpoints is always at least 0")},
 			{Name: "grace", Kind: KindDuration, Default: "0s", Doc: "a dip shorter than this is tolerated (reported as a figure)", Tolerance: true},
+			{Name: "rollout-floor", Kind: KindBool, Default: "false", Tolerance: true,
+				Doc: "lower min to the workload's replicas less what its rolling update may take out of service at once " +
+					"(maxUnavailable; a StatefulSet has no surge), when that is lower"},
 		},
 		Needs: NeedsEndpoints,
 		Judge: judgeMinReadyEndpoints,
@@ -26,6 +31,16 @@ func judgeMinReadyEndpoints(in Input) Result {
 	need := in.Params.Int("min", 1)
 	grace := in.Params.Duration("grace", 0)
 	r := Result{Status: Pass, Expected: fmt.Sprintf("≥ %d ready endpoints at every moment of the load", need)}
+	if in.Params.Bool("rollout-floor", false) {
+		floor, why := rolloutFloor(in.Entries)
+		switch {
+		case why != "":
+			r.Expected += " (" + why + ")"
+		case floor < need:
+			r.Expected = fmt.Sprintf("≥ %d ready endpoints at every moment of the load (min %d lowered: %s)", max(floor, 1), need, rolloutFloorWords(in.Entries))
+			need = max(floor, 1)
+		}
+	}
 	load, ok := in.loadSpan()
 	if !ok {
 		r.nothingToJudge("no load on the timeline: nothing to judge")
@@ -84,4 +99,29 @@ func judgeMinReadyEndpoints(in Input) Result {
 	r.figure("below_min_s", secs(below))
 	r.figure("longest_dip_s", secs(longest))
 	return r
+}
+
+// rolloutFloor is the workload's replicas less what its rolling update may take out of service at
+// once, from the run's workload entry; why says when that is not known.
+func rolloutFloor(entries []timeline.Entry) (floor int, why string) {
+	w := workloadOf(entries)
+	if w == nil || w.Replicas == nil || w.RolloutUnavailable == nil {
+		return 0, "the workload's maxUnavailable is not known: min kept"
+	}
+	return *w.Replicas - *w.RolloutUnavailable, ""
+}
+
+func rolloutFloorWords(entries []timeline.Entry) string {
+	w := workloadOf(entries)
+	return fmt.Sprintf("%s %s rolls with maxUnavailable %d of %d replicas", w.Kind, w.Name, *w.RolloutUnavailable, *w.Replicas)
+}
+
+// workloadOf is the run's workload entry, nil when there is none.
+func workloadOf(entries []timeline.Entry) *timeline.WorkloadSpec {
+	for _, e := range entries {
+		if e.Kind == timeline.KindWorkload && e.Workload != nil {
+			return e.Workload
+		}
+	}
+	return nil
 }

@@ -43,7 +43,7 @@ func TestCheckParams(t *testing.T) {
 		{"min-ready-endpoints", map[string]string{"min": "2"}, ""},
 		{"min-ready-endpoints", nil, ""},
 		{"no-such-rule", nil, `unknown verdict rule "no-such-rule" (known: failed-requests-budget,`},
-		{"min-ready-endpoints", map[string]string{"minimum": "2"}, `rule min-ready-endpoints has no parameter "minimum" (it takes: min, grace)`},
+		{"min-ready-endpoints", map[string]string{"minimum": "2"}, `rule min-ready-endpoints has no parameter "minimum" (it takes: min, grace, rollout-floor)`},
 		{"min-ready-endpoints", map[string]string{"min": "two"}, `parameter min: want int, got "two"`},
 		{"min-ready-endpoints", map[string]string{"min": "-1"}, "must not be negative"},
 		{"failed-requests-budget", map[string]string{"max-ratio": "0.01", "allowance": "1500ms"}, ""},

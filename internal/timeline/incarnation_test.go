@@ -1,0 +1,38 @@
+package timeline
+
+import (
+	"testing"
+	"time"
+)
+
+func TestIncarnationNames(t *testing.T) {
+	if got := Incarnation("web-1", 1); got != "web-1" {
+		t.Errorf("first incarnation = %q, want the name itself", got)
+	}
+	k := Incarnation("web-1", 2)
+	if k == "web-1" || PodName(k) != "web-1" {
+		t.Errorf("second incarnation %q: PodName gives %q", k, PodName(k))
+	}
+}
+
+func TestKeyHeaderPods(t *testing.T) {
+	second := Incarnation("web-1", 2)
+	entries := []Entry{
+		{T: 0, Kind: KindPod, Pod: "web-1"},
+		{T: 1 * time.Second, Kind: KindPod, Pod: "web-0"},
+		{T: 20 * time.Second, Kind: KindPod, Pod: second},
+	}
+	reqs := []Request{
+		{T: 5 * time.Second, Pod: "web-1", PodFrom: PodFromHeader},
+		{T: 25 * time.Second, Pod: "web-1", PodFrom: PodFromHeader},
+		{T: 25 * time.Second, Pod: "web-0", PodFrom: PodFromHeader},
+		{T: 25 * time.Second, Pod: "web-1", PodFrom: PodFromConntrack},
+	}
+	got := KeyHeaderPods(reqs, entries)
+	want := []string{"web-1", second, "web-0", "web-1"}
+	for i, r := range got {
+		if r.Pod != want[i] {
+			t.Errorf("request %d (t=%s, %s): pod %q, want %q", i, r.T, r.PodFrom, r.Pod, want[i])
+		}
+	}
+}
