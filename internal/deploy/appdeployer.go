@@ -92,5 +92,6 @@ func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req Request)
 	if s := d.App.Spec.Stall; s != nil {
 		t.AdminPort, t.StallPath = s.Port, s.Path
 	}
+	t.BootstrapEnv = d.App.Spec.BootstrapEnv
 	return t, nil
 }

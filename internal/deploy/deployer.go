@@ -65,6 +65,8 @@ type Target struct {
 	// the stall endpoint on it (the fixture's when empty).
 	AdminPort int
 	StallPath string
+	// BootstrapEnv is the app's own slow-bootstrap switch (an env var), empty when it has none.
+	BootstrapEnv string
 	// Description names the target for reports ("fixture good", "target shop (deployment/web)").
 	Description string
 	// Cleanup, when set, undoes what Install created outside the run's own namespace.

@@ -53,5 +53,6 @@ func (d fixtureDeployer) Install(ctx context.Context, c *cluster.Conn, req Reque
 		Namespace: ep.Namespace, Deployment: ep.TargetDeployment, Service: ep.TargetService, Container: "target",
 		Selector: ep.TargetSelector, URL: ep.TargetURL, ToxiproxyURL: ep.ToxiproxyURL, DBProxy: ep.ToxiproxyProxy,
 		AdminPort: int(ep.AdminPort), Description: "fixture " + ep.Variant, ToxiproxyAPIPort: toxiproxyAPI,
+		BootstrapEnv: "BOOTSTRAP_DURATION",
 	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/probegate/probegate/internal/pause"
 	"github.com/probegate/probegate/internal/timeline"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
@@ -29,6 +30,9 @@ func init() {
 			{Name: "bootstrap", Kind: KindDuration, Required: true, Doc: "bootstrap time of the new pods (required)"},
 			{Name: "env", Kind: KindString, Doc: "the env var holding it (default " + DefaultBootstrapEnv + ")"},
 			{Name: "restore", Kind: KindBool, Doc: "roll back to the old value on revert (default true)"},
+			{Name: "cpu", Kind: KindString, Doc: "on a target that declares no bootstrap switch (bootstrapEnv in its target file): " +
+				"the CPU limit the new pods boot under for their first `bootstrap`, then lifted in place (any app feels it; " +
+				"the cold start shows when they boot at least 2 s slower than the pods before the fault)"},
 		},
 		Needs:    []Capability{NeedsRollout},
 		Proof:    "the first new pod's time from creation to its container starting and from there to ready",
@@ -36,8 +40,19 @@ func init() {
 		Build: func(a Args) (Fault, error) {
 			w, _ := a.Env.workload()
 			f := NewColdStart(a.Rec, a.Env.Client, a.Env.Namespace, w, a.Env.Container, a.Duration("bootstrap", 0))
-			if v, ok := a.Param("env"); ok {
+			switch v, ok := a.Param("env"); {
+			case ok:
 				f.Env = v
+			case a.Env.BootstrapEnv != "":
+				f.Env = a.Env.BootstrapEnv
+			default:
+				if cpu, ok := a.Param("cpu"); ok {
+					q, err := resource.ParseQuantity(cpu)
+					if err != nil || q.Sign() <= 0 {
+						return nil, fmt.Errorf("cold-start: cpu %q: want a positive CPU quantity such as 20m", cpu)
+					}
+					f.CPU = &q
+				}
 			}
 			if v, ok := a.Param("restore"); ok {
 				f.Restore, _ = strconv.ParseBool(v)
@@ -48,7 +63,8 @@ func init() {
 }
 
 // ColdStart rolls the workload with a longer bootstrap: it sets the container's bootstrap env var
-// to Bootstrap, so every new pod starts cold (the startup probe must cover it). Revert restores the
+// to Bootstrap or, with CPU set (an app with no such switch), limits the new pods' CPU to it for
+// their first Bootstrap, so every new pod starts cold (the startup probe must cover it). Revert restores the
 // previous value (another rollout) unless Restore is false. Proof of effect, measured in the
 // background so that Inject returns once the rollout is under way: the first new pod of the rolled
 // template and how long it took from creation to its container starting and from there to ready
@@ -62,12 +78,23 @@ type ColdStart struct {
 	Container string // the first container when empty
 	Env       string // DefaultBootstrapEnv when empty
 	Bootstrap time.Duration
+	CPU       *resource.Quantity // throttle instead of Env: see cpuStart
 	Restore   bool
 	// BootTimeout bounds the wait for the first new pod to boot (Bootstrap + 90s when 0).
 	BootTimeout time.Duration
 
-	prev *corev1.EnvVar // the value before Inject; nil when unset
-	boot *background    // the bootstrap measurement started by Inject
+	slow slowStart   // how the bootstrap is slowed (set by Inject; the env switch before)
+	boot *background // the bootstrap measurement started by Inject
+	lift *background // with CPU: the lifting of each new pod's throttle
+	was  string      // the setting before Inject, in words
+}
+
+// slowing is how the fault slows the bootstrap.
+func (c *ColdStart) slowing() slowStart {
+	if c.slow == nil {
+		c.slow = &envStart{name: c.env(), bootstrap: c.Bootstrap}
+	}
+	return c.slow
 }
 
 // NewColdStart returns the cold-start fault; it restores the old setting on revert.
@@ -87,33 +114,46 @@ func (c *ColdStart) Inject(ctx context.Context) error {
 		c.end(true)
 		return nil
 	}
-	before, err := c.podUIDs(ctx)
+	pods, err := podsOf(ctx, c.Client, c.Namespace, c.Workload)
 	if err != nil {
 		c.end(false)
 		return fmt.Errorf("cold-start: %w", err)
 	}
-	var prev *corev1.EnvVar
-	gen, err := c.update(ctx, func(ctr *corev1.Container) {
-		prev = setEnv(ctr, c.env(), c.Bootstrap.String())
-	})
+	before := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		before[p.UID] = true
+	}
+	var cpu *cpuStart
+	if c.CPU != nil {
+		cpu = &cpuStart{limit: *c.CPU, hold: c.Bootstrap, baseline: slowestBoot(pods, c.Container)}
+		c.slow = cpu
+	}
+	slow := c.slowing()
+	var was string
+	var changed bool
+	gen, err := c.update(ctx, func(ctr *corev1.Container) { was, changed = slow.apply(ctr) })
 	if err != nil {
 		c.end(false)
 		return fmt.Errorf("cold-start: %w", err)
 	}
-	c.prev = prev
-	was := "unset"
-	if prev != nil {
-		was = prev.Value
-	}
-	c.record(timeline.FaultInject, c.Workload.Name(), "", fmt.Sprintf("%s=%s (was %s): rolling %s", c.env(), c.Bootstrap, was, c.what()),
-		map[string]string{"bootstrap": c.Bootstrap.String(), "env": c.env(), "previous": was, "generation": fmt.Sprint(gen),
-			"workload": c.Workload.Kind() + "/" + c.Workload.Name()})
-	if prev != nil && prev.Value == c.Bootstrap.String() {
+	c.was = was
+	params := slow.params()
+	params["previous"], params["generation"] = was, fmt.Sprint(gen)
+	params["workload"] = c.Workload.Kind() + "/" + c.Workload.Name()
+	c.record(timeline.FaultInject, c.Workload.Name(), "", fmt.Sprintf("%s (was %s): rolling %s", slow.setting(), was, c.what()), params)
+	if !changed {
 		c.proof(c.Workload.Name(), "", timeline.PhaseDuring, false,
-			fmt.Sprintf("%s was already %s: the template did not change, no new pod boots", c.env(), prev.Value),
+			fmt.Sprintf("the template already had %s: it did not change, no new pod boots", slow.setting()),
 			map[string]string{"generation": fmt.Sprint(gen)})
 		c.end(true)
 		return nil
+	}
+	if cpu != nil {
+		old := make(map[string]bool, len(before))
+		for uid := range before {
+			old[string(uid)] = true
+		}
+		c.lift = goProof(ctx, func(ctx context.Context) { c.liftThrottles(ctx, cpu, old) })
 	}
 	c.boot = goProof(ctx, func(ctx context.Context) { c.observeBootstrap(ctx, gen, before) })
 	c.end(true)
@@ -128,28 +168,20 @@ func (c *ColdStart) Revert(ctx context.Context) error {
 		return nil
 	}
 	c.boot.stop()
+	c.lift.stop()
 	if !c.Restore {
 		c.end(false)
 		return nil
 	}
-	prev := c.prev
-	gen, err := c.update(ctx, func(ctr *corev1.Container) {
-		if prev == nil {
-			removeEnv(ctr, c.env())
-		} else {
-			setEnv(ctr, c.env(), prev.Value)
-		}
-	})
+	slow := c.slowing()
+	gen, err := c.update(ctx, slow.restore)
 	if err != nil {
 		c.end(true)
 		return fmt.Errorf("cold-start revert: %w", err)
 	}
-	was := "unset"
-	if prev != nil {
-		was = prev.Value
-	}
-	c.record(timeline.FaultRevert, c.Workload.Name(), "", fmt.Sprintf("%s restored to %s: rolling %s", c.env(), was, c.what()),
-		map[string]string{"env": c.env(), "restored": was, "generation": fmt.Sprint(gen)})
+	params := slow.params()
+	params["restored"], params["generation"] = c.was, fmt.Sprint(gen)
+	c.record(timeline.FaultRevert, c.Workload.Name(), "", fmt.Sprintf("%s undone, back to %s: rolling %s", slow.setting(), c.was, c.what()), params)
 	c.end(false)
 	observeRollout(ctx, c.Recorder, c.Workload, gen, timeline.PhaseAfter)
 	return nil
@@ -169,7 +201,8 @@ func (c *ColdStart) observeBootstrap(ctx context.Context, generation int64, befo
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	params := map[string]string{"generation": fmt.Sprint(generation), "bootstrap": c.Bootstrap.String()}
+	params := c.slowing().params()
+	params["generation"] = fmt.Sprint(generation)
 	var fresh []corev1.Pod // the new pods as last read
 	var lastErr error
 	for {
@@ -193,9 +226,9 @@ func (c *ColdStart) observeBootstrap(ctx context.Context, generation int64, befo
 	// Out of time (or stopped): judge the oldest new pod as it was last seen.
 	elapsed := time.Since(start).Round(time.Second)
 	if len(fresh) == 0 {
-		detail := fmt.Sprintf("no pod with %s=%s had appeared within %s", c.env(), c.Bootstrap, elapsed)
+		detail := fmt.Sprintf("no pod with %s had appeared within %s", c.slowing().setting(), elapsed)
 		if ctx.Err() != nil {
-			detail = fmt.Sprintf("no pod with %s=%s had appeared when the measurement stopped %s after inject", c.env(), c.Bootstrap, elapsed)
+			detail = fmt.Sprintf("no pod with %s had appeared when the measurement stopped %s after inject", c.slowing().setting(), elapsed)
 		}
 		if lastErr != nil {
 			params["error"] = lastErr.Error()
@@ -223,16 +256,18 @@ func (c *ColdStart) proofBoot(ok bool, detail string, params, more map[string]st
 
 // bootProof judges one new pod's bootstrap from its status, with the API's timestamps (one-second
 // resolution, hence the one-second tolerance):
-//   - ready, never restarted: confirmed when it became ready at least Bootstrap-1s after its
-//     container started, not observed when sooner (the setting did not slow its start);
-//   - restarted before it was ready: confirmed when the run that ended lasted at least Bootstrap/2
+//   - ready, never restarted: confirmed when it became ready at least the boot time that shows a
+//     cold start (slowStart.shows: the bootstrap less one second, or the slowest boot before the
+//     fault plus two seconds) after its container started, not observed when sooner;
+//   - restarted before it was ready: confirmed when the run that ended lasted at least half that
 //     without becoming ready (killed while booting cold), not observed when shorter (a crash);
 //   - still booting: undecided, unless final, when it is confirmed if its container has run at least
-//     Bootstrap-1s without becoming ready, and not observed otherwise (also when it never started).
+//     that long without becoming ready, and not observed otherwise (also when it never started).
 func (c *ColdStart) bootProof(p *corev1.Pod, now time.Time, final bool) (done, ok bool, detail string, params map[string]string) {
 	params = map[string]string{"pod": p.Name}
 	created := p.CreationTimestamp.Time
-	what := fmt.Sprintf("new pod %s (%s=%s)", p.Name, c.env(), c.Bootstrap)
+	what := fmt.Sprintf("new pod %s (%s)", p.Name, c.slowing().setting())
+	shows, _ := c.slowing().shows()
 	cs := containerStatus(p, c.Container)
 	if cs == nil || (cs.State.Running == nil && cs.LastTerminationState.Terminated == nil) {
 		waiting := ""
@@ -247,7 +282,7 @@ func (c *ColdStart) bootProof(p *corev1.Pod, now time.Time, final bool) (done, o
 		params["started_s"] = secsNum(term.StartedAt.Sub(created))
 		params["killed_after_s"] = secsNum(run)
 		params["restarts"] = fmt.Sprint(cs.RestartCount)
-		ok = run >= c.Bootstrap/2
+		ok = run >= shows/2
 		verdict := "killed while booting cold"
 		if !ok {
 			verdict = "too short to show the bootstrap: not a cold start"
@@ -276,14 +311,15 @@ func (c *ColdStart) bootProof(p *corev1.Pod, now time.Time, final bool) (done, o
 }
 
 // bootLasted judges a container that was state for d after it started: a cold start when d is at
-// least the bootstrap (less the API's one-second resolution).
+// least the boot time that shows one.
 func (c *ColdStart) bootLasted(what string, startedAfter time.Duration, state string, d time.Duration, yes, no string) (bool, string) {
-	ok, verdict := d >= c.Bootstrap-time.Second, yes
+	shows, basis := c.slowing().shows()
+	ok, verdict := d >= shows, yes
 	if !ok {
 		verdict = no
 	}
-	return ok, fmt.Sprintf("%s: container started %s after creation, %s %s after it started (bootstrap %s): %s",
-		what, secs(startedAfter), state, secs(d), c.Bootstrap, verdict)
+	return ok, fmt.Sprintf("%s: container started %s after creation, %s %s after it started (%s): %s",
+		what, secs(startedAfter), state, secs(d), basis, verdict)
 }
 
 // newPods returns the pods that were not there before the update and run with the new setting,
@@ -294,16 +330,8 @@ func (c *ColdStart) newPods(pods []corev1.Pod, before map[types.UID]bool) []core
 		if before[p.UID] || p.DeletionTimestamp != nil {
 			continue
 		}
-		for _, ctr := range p.Spec.Containers {
-			if c.Container != "" && ctr.Name != c.Container {
-				continue
-			}
-			for _, e := range ctr.Env {
-				if e.Name == c.env() && e.Value == c.Bootstrap.String() {
-					out = append(out, p)
-				}
-			}
-			break
+		if ctr := podContainer(&p, c.Container); ctr != nil && c.slowing().carries(*ctr) {
+			out = append(out, p)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp) })

@@ -37,7 +37,11 @@ type Env struct {
 	// kind: the Deployment.
 	WorkloadKind, WorkloadName string
 	Container                  string
-	Selector                   string // the target's pods
+	// BootstrapEnv is the target's own switch for a slow bootstrap: an env var of the container
+	// naming the bootstrap time (the bundled target's BOOTSTRAP_DURATION); empty when it has none
+	// (cold-start then throttles the new pods' CPU when the scenario gives a cpu limit).
+	BootstrapEnv string
+	Selector     string // the target's pods
 	// ToxiproxyURL is the toxiproxy API on loopback and DBProxy the proxy DB faults act on by
 	// default; empty when the target has none (DB faults are then skipped). Proxies are the
 	// target's declared dependencies by name (a fault's dependency param picks one); nil for the

@@ -390,7 +390,7 @@ func TestColdStartWithTheSettingAlreadyInPlaceIsNotObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	acts := tl.Filter(timeline.KindFault)
-	if len(acts) != 2 || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectNotObserved || !strings.Contains(acts[1].Fault.Detail, "already 0s") {
+	if len(acts) != 2 || acts[1].Fault.Params[timeline.ParamEffect] != timeline.EffectNotObserved || !strings.Contains(acts[1].Fault.Detail, "already had OTHER=0s") {
 		t.Fatalf("actions = %+v", acts)
 	}
 	if err := f.Revert(context.Background()); err != nil {

@@ -18,7 +18,7 @@ func (faultRegistry) Build(f scenario.Fault, env faultEnv) (faults.Fault, string
 		Container: t.Container, Selector: t.Selector,
 		ToxiproxyURL: t.ToxiproxyURL, ToxiproxyAPIPort: t.ToxiproxyAPIPort,
 		DBProxy: t.DBProxy, Proxies: proxies(t.Proxies), ToxiproxySelector: t.ToxiproxySelector,
-		AdminPort: t.AdminPort, StallPath: t.StallPath,
+		AdminPort: t.AdminPort, StallPath: t.StallPath, BootstrapEnv: t.BootstrapEnv,
 		Timeline: env.Timeline, Rand: env.Rand, NodeProcs: env.NodeProcs,
 		PauseNode: env.PauseNode, PauseHow: env.PauseHow, SchedulableNodes: env.SchedulableNodes,
 	}

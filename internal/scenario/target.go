@@ -38,6 +38,10 @@ type TargetSpec struct {
 	PodHeader string `json:"podHeader,omitempty"`
 	// Stall is the optional cooperative event-loop-stall endpoint.
 	Stall *StallEndpoint `json:"stall,omitempty"`
+	// BootstrapEnv is the app's own switch for a slow bootstrap, when it has one: an env var of the
+	// container naming how long its bootstrap takes (cold-start sets it). Without one, cold-start
+	// slows the new pods by limiting their CPU while they boot.
+	BootstrapEnv string `json:"bootstrapEnv,omitempty"`
 	// Dependencies get a real toxiproxy interposed on the app's path to them.
 	Dependencies []Dependency `json:"dependencies,omitempty"`
 	// File is where the spec was read from; manifest paths are relative to its directory.
