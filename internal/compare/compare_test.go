@@ -311,3 +311,32 @@ func TestJSONAndTextAgree(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteHTML(t *testing.T) {
+	def, _ := compare.ParseThresholds(nil)
+	cmp, err := compare.Compare([]compare.Run{
+		run("_out/night1/report.json", scenario("pod-delete", lead(verdict.Pass, 5.4), recovery(verdict.Pass, 7.6)), scenario("gone")),
+		run("_out/night2/report.json", scenario("pod-delete", lead(verdict.Pass, 2.3), recovery(verdict.Fail, 16))),
+	}, def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := compare.WriteHTML(&out, cmp); err != nil {
+		t.Fatal(err)
+	}
+	page := out.String()
+	for _, want := range []string{
+		"<svg", `class="drift"`, `class="bound"`, "<title>5.4s</title>", "<title>2.3s</title>",
+		"NEW FAIL, DRIFT", "Only in the old runs: gone/good", "_out/night2/report.json",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, external := range []string{"<script src", "<link", "http://", "https://"} {
+		if strings.Contains(page, external) {
+			t.Errorf("page is not self-contained: %q", external)
+		}
+	}
+}
