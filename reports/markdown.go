@@ -72,7 +72,7 @@ func markdownVerdict(v verdict.Result) string {
 	switch v.Status {
 	case verdict.Fail:
 		line := v.Observed
-		if v.At != nil {
+		if v.At != nil && !strings.Contains(line, Offset(*v.At)) {
 			line += " (at " + Offset(*v.At) + ")"
 		}
 		return MarkdownEscape(line)
