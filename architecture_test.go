@@ -33,6 +33,11 @@ var importRules = []importRule{
 		forbidden: []string{module + "/internal/runner", module + "/internal/verdict", module + "/reports"},
 	},
 	{
+		why:       "compare reads finished reports: it never runs, deploys or watches anything",
+		from:      []string{"./internal/compare/..."},
+		forbidden: []string{"k8s.io/client-go", module + "/internal/runner", module + "/internal/cluster", module + "/internal/deploy"},
+	},
+	{
 		why:       "deployers install targets behind deploy.Deployer for the runner to call: they know nothing of the faults, load, observers, judging or reports that use what they installed",
 		from:      []string{"./internal/deploy/..."},
 		forbidden: []string{module + "/internal/runner", module + "/internal/faults", module + "/loadgen", module + "/observers", module + "/internal/verdict", module + "/reports"},

@@ -22,8 +22,9 @@ import (
 // must know about; reports/schema/report.schema.json describes it. Version 2 replaced the SKIP
 // verdict status with INCONCLUSIVE (and Unshown saying why); a version 1 report still reads, its
 // SKIPs as INCONCLUSIVE. Version 3 added NOT APPLICABLE (a scenario the target does not take by
-// its declaration, with the reason in the scenario's notApplicable).
-const SchemaVersion = 3
+// its declaration, with the reason in the scenario's notApplicable). Version 4 added each verdict's
+// measure (the quantity it judged and its bound, for probegate compare); older reports have none.
+const SchemaVersion = 4
 
 // skipV1 is the status version 1 reports gave a verdict whose fault was skipped.
 const skipV1 verdict.Status = "SKIP"
@@ -255,6 +256,9 @@ func (r *Report) Validate() error {
 		for j, v := range s.Verdicts {
 			if s.NotApplicable != "" && v.Status != verdict.NotApplicable {
 				return fmt.Errorf("scenario %q is not applicable, yet verdict %d (%s) is %s: a scenario that did not run judges nothing", s.Name, j+1, v.Rule, v.Status)
+			}
+			if v.Measure != nil && !v.Measure.Valid() {
+				return fmt.Errorf("scenario %q verdict %d (%s): measure direction %q is neither max nor min", s.Name, j+1, v.Rule, v.Measure.Direction)
 			}
 			switch v.Status {
 			case verdict.Pass, verdict.Fail, verdict.Inconclusive:

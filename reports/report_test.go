@@ -51,6 +51,7 @@ func TestReadJSONRejectsBadReports(t *testing.T) {
 		// A FAIL must not hide behind notApplicable (which decides the scenario's status).
 		"fail in a not applicable scenario": {`{"schemaVersion": 3, "scenarios": [{"name": "x", "notApplicable": "no dependency", "verdicts": [{"rule": "r", "status": "FAIL"}]}]}`, "judges nothing"},
 		"not applicable without why":        {`{"schemaVersion": 3, "scenarios": [{"name": "x", "verdicts": [{"rule": "r", "status": "NOT APPLICABLE"}]}]}`, "says not why"},
+		"measure direction":                 {`{"schemaVersion": 4, "scenarios": [{"name": "x", "verdicts": [{"rule": "r", "status": "PASS", "measure": {"name": "n", "value": 1, "unit": "s", "bound": 2, "direction": "up"}}]}]}`, "neither max nor min"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -128,6 +129,22 @@ func TestReadV1SkipAsInconclusive(t *testing.T) {
 	v2 := strings.Replace(v1, `"schemaVersion":1`, `"schemaVersion":2`, 1)
 	if _, err := reports.ReadJSON(strings.NewReader(v2)); err == nil || !strings.Contains(err.Error(), "SKIP") {
 		t.Errorf("a schemaVersion 2 report with SKIP: err %v, want one naming SKIP", err)
+	}
+}
+
+// A schemaVersion 3 report, written before verdicts carried a measure, still reads: its verdicts
+// have none.
+func TestReadV3WithoutMeasures(t *testing.T) {
+	v3 := `{"schemaVersion":3,"probegateVersion":"x","kubernetesVersion":"v1.34.4","started":"2026-01-01T00:00:00Z",
+"finished":"2026-01-01T00:01:00Z","scenarios":[{"name":"pod-delete","seed":1,"started":"2026-01-01T00:00:00Z",
+"finished":"2026-01-01T00:01:00Z","verdicts":[{"rule":"recovery-within","title":"t","status":"PASS","expected":"e","observed":"o",
+"figures":{"recovery_s":7.6}}]}]}`
+	r, err := reports.ReadJSON(strings.NewReader(v3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Scenarios[0].Verdicts[0]; v.Measure != nil || r.SchemaVersion != reports.SchemaVersion {
+		t.Errorf("v3 read as version %d with measure %+v", r.SchemaVersion, v.Measure)
 	}
 }
 

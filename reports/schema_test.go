@@ -200,10 +200,12 @@ func TestSchemaValidatorCatchesViolations(t *testing.T) {
 	}
 	good := buf.String()
 	bad := map[string]string{
-		"wrong version":   strings.Replace(good, `"schemaVersion": 3`, `"schemaVersion": 1`, 1),
-		"unknown field":   strings.Replace(good, `"cluster":`, `"clusterName": "x", "cluster":`, 1),
-		"bad status":      strings.Replace(good, `"status": "FAIL"`, `"status": "BROKEN"`, 1),
-		"string duration": strings.Replace(good, `"span": `, `"span": "2m", "x":`, 1),
+		"wrong version":    strings.Replace(good, `"schemaVersion": 4`, `"schemaVersion": 1`, 1),
+		"unknown field":    strings.Replace(good, `"cluster":`, `"clusterName": "x", "cluster":`, 1),
+		"bad status":       strings.Replace(good, `"status": "FAIL"`, `"status": "BROKEN"`, 1),
+		"string duration":  strings.Replace(good, `"span": `, `"span": "2m", "x":`, 1),
+		"bad direction":    strings.Replace(good, `"direction": "max"`, `"direction": "up"`, 1),
+		"unitless measure": strings.Replace(good, `"unit": "s",`, ``, 1),
 	}
 	for name, doc := range bad {
 		if doc == good {
@@ -273,6 +275,7 @@ func TestSchemaCoversEveryField(t *testing.T) {
 		"verdict":  reflect.TypeOf(verdict.Result{}),
 		"evidence": reflect.TypeOf(verdict.Evidence{}),
 		"window":   reflect.TypeOf(verdict.Window{}),
+		"measure":  reflect.TypeOf(verdict.Measure{}),
 	}
 	for def, typ := range subset {
 		have := map[string]bool{}

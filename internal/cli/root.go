@@ -21,6 +21,7 @@ const (
 	ExitFail         = 1 // a verdict (or a lint finding at or above --fail-on) failed
 	ExitError        = 2 // bad input, harness or setup error
 	ExitInconclusive = 3 // nothing failed, but some verdict could not be shown
+	ExitRegression   = 4 // compare: a verdict newly failed or a measure drifted toward its bound
 )
 
 // ExitError carries an exit code through cobra's error return.
@@ -87,8 +88,8 @@ EndpointSlice transition, container restart and request on one timeline. It then
 against each scenario's expected verdicts and a timing oracle computed from the pod's probe settings.
 
 Exit codes: 0 every verdict passed, 1 a verdict failed, 2 bad input or a harness/setup error,
-3 nothing failed but some verdict was INCONCLUSIVE (or no scenario applied), 130 (SIGINT, Ctrl-C)
-or 143 (SIGTERM) interrupted.`,
+3 nothing failed but some verdict was INCONCLUSIVE (or no scenario applied), 4 (compare) a verdict
+newly failed or a measure drifted toward its bound, 130 (SIGINT, Ctrl-C) or 143 (SIGTERM) interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {

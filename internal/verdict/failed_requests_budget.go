@@ -115,6 +115,11 @@ func judgeFailedRequestsBudget(in Input) Result {
 	}
 	r.Observed = fmt.Sprintf("%d of %d requests failed (%s)", failed, len(in.Requests), strings.Join(parts, ", "))
 	r.figure("failed", float64(failed))
+	if in.Params.Has("max-ratio") {
+		r.measure("failed/sent", "ratio", AtMost, float64(failed)/float64(len(in.Requests)), in.Params.Float("max-ratio", 0))
+	} else {
+		r.measure("failed requests", "requests", AtMost, float64(failed), float64(limit))
+	}
 	r.figure("sent", float64(len(in.Requests)))
 	return r
 }

@@ -79,6 +79,7 @@ func judgeLivenessRestartInWindow(in Input) Result {
 			default:
 				d := e.T - f.Start
 				worst = max(worst, secs(d))
+				r.measure("liveness restart after the fault", "s", AtMost, secs(d), secs(deadline))
 				note := "in window"
 				switch {
 				case d < w.Min:

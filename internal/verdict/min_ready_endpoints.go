@@ -96,6 +96,7 @@ func judgeMinReadyEndpoints(in Input) Result {
 	}
 	r.Observed = fmt.Sprintf("lowest %d ready endpoints; below %d for %s in %d dips (longest %s)", lowest, need, dur(below), dips, dur(longest))
 	r.figure("min_ready", float64(lowest))
+	r.measure("lowest ready endpoints", "endpoints", AtLeast, float64(lowest), float64(need))
 	r.figure("below_min_s", secs(below))
 	r.figure("longest_dip_s", secs(longest))
 	return r

@@ -118,6 +118,7 @@ func judgeNoEndpointChurn(in Input) Result {
 	}
 	r.Observed = strings.Join(observed, "; ")
 	r.figure("max_cycles", float64(worst))
+	r.measure("out→in→out cycles of a pod", "cycles", AtMost, float64(worst), float64(allowed))
 	r.figure("rotation_changes", float64(transitions))
 	return r
 }

@@ -58,6 +58,9 @@ func judgeNoForcedKill(in Input) Result {
 		}
 		if ok {
 			longest = max(longest, exit.T-p.Deleting.T)
+			if !expectForced {
+				r.measure("exit after deletion", "s", AtMost, secs(exit.T-p.Deleting.T), secs(grace+tol))
+			}
 		}
 		if why == "" {
 			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) %s after deletion, within grace %s", name, exitWords(exit), dur(exit.T-p.Deleting.T), dur(grace)))

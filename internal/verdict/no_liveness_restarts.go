@@ -38,6 +38,7 @@ func judgeNoLivenessRestarts(in Input) Result {
 	}
 	r.Observed = fmt.Sprintf("%d liveness restarts (%d restarts with other causes)", live, other)
 	r.figure("liveness_restarts", float64(live))
+	r.measure("liveness restarts", "restarts", AtMost, float64(live), 0)
 	r.figure("other_restarts", float64(other))
 	return r
 }

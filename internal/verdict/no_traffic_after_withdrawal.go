@@ -229,6 +229,11 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		r.Status = Inconclusive
 		r.Unshown = append(r.Unshown, fmt.Sprintf("none of the %d requests sent while a pod was withdrawn could be attributed to a pod: the rule could not see where they went", inWindow))
 	}
+	counted := fresh
+	if countReused {
+		counted += kept
+	}
+	r.measure("requests to a withdrawn pod after routing stopped", "requests", AtMost, float64(counted), float64(limit))
 	r.figure("unattributed_while_withdrawn", float64(inWindow-attributed))
 	r.figure("after_withdrawal", float64(fresh))
 	r.figure("keepalive_leak", float64(reused))

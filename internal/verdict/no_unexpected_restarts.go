@@ -72,6 +72,7 @@ func judgeNoUnexpectedRestarts(in Input) Result {
 	}
 	r.Observed = fmt.Sprintf("%d unexpected restarts (%d explained by the scenario's faults)", unexpected, explained)
 	r.figure("unexpected_restarts", float64(unexpected))
+	r.measure("unexpected restarts", "restarts", AtMost, float64(unexpected), 0)
 	r.figure("explained_restarts", float64(explained))
 	return r
 }

@@ -111,6 +111,7 @@ func judgeReadinessWithdrawn(in Input) Result {
 				observed = append(observed, fmt.Sprintf("%s flapped back to ready mid-fault", pod))
 				continue
 			}
+			r.measure("readiness withdrawal after the fault", "s", AtMost, secs(d), secs(deadline))
 			switch {
 			case d+tol < w.Min:
 				r.add(atEntry(s.T, s.Seq, "%s withdrawn %s after the fault: EARLIER than the probe allows", pod, dur(d)))

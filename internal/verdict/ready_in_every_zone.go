@@ -131,6 +131,7 @@ func judgeReadyInEveryZone(in Input) Result {
 	}
 	r.figure("zones", float64(len(zones)))
 	r.figure("min_ready_in_a_zone", float64(lowestAll))
+	r.measure("lowest ready endpoints in a zone", "endpoints", AtLeast, float64(lowestAll), float64(need))
 	r.figure("below_min_s", secs(belowAll))
 	return r
 }

@@ -120,6 +120,7 @@ func judgeRecoveryWithin(in Input) Result {
 		}
 		took := recovered - ref
 		worst = max(worst, took)
+		r.measure("recovery time", "s", AtMost, secs(took), secs(within))
 		note := fmt.Sprintf("%d ready again %s after %s", need, dur(took), refWords(f))
 		if took > within {
 			r.failAt(recovered)

@@ -48,6 +48,9 @@ type Result struct {
 	Evidence []Evidence `json:"evidence,omitempty"`
 	// Figures holds the key numbers behind the verdict (for summaries and plots).
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// Measure is the one quantity the rule judged, with its bound (nil when the rule measured
+	// nothing: no deletion, no fault, no load).
+	Measure *Measure `json:"measure,omitempty"`
 	// Windows are the oracle windows the rule judged against, placed on the timeline.
 	Windows []Window `json:"windows,omitempty"`
 }

@@ -56,6 +56,9 @@ func judgeRollout(in Input, r *Result, eps endpointHistory, steps []readyStep, h
 			continue
 		}
 		took = s.T - f.Start
+		if bounded {
+			r.measure("recovery time", "s", AtMost, secs(took), secs(within))
+		}
 		note := fmt.Sprintf("rollout complete %s after the fault: %d ready endpoints, all new pods", dur(took), fresh)
 		if bounded && took > within {
 			r.failAt(s.T)

@@ -98,6 +98,7 @@ func judgeShedsExcessLoad(in Input) Result {
 		r.figure("capacity_rps", capacity)
 		r.figure("goodput_rps", mean)
 		r.figure("goodput_ratio", ratio)
+		r.measure("goodput share of capacity", "ratio", AtLeast, ratio, minGoodput)
 		r.figure("timeouts", float64(timedOut))
 		r.figure("timeout_share", timeoutShare)
 		r.figure("rejected", float64(rejected))

@@ -135,5 +135,8 @@ func judgeStartupNotKilled(in Input) Result {
 	r.figure("bootstrap_kills", float64(kills))
 	r.figure("pods_ready", float64(booted))
 	r.figure("slowest_bootstrap_s", slowest)
+	if bounded && booted > 0 {
+		r.measure("slowest bootstrap", "s", AtMost, slowest, secs(budget))
+	}
 	return r
 }

@@ -70,6 +70,7 @@ func judgeTerminatingBeforeExit(in Input) Result {
 			from = kill
 		}
 		lead := exit.latestExit() - from
+		r.measure("withdrawal lead before exit", "s", AtLeast, secs(lead), secs(minLeadWant))
 		if minLead < 0 || secs(lead) < minLead {
 			minLead = secs(lead)
 		}

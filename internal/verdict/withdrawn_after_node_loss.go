@@ -75,6 +75,7 @@ func judgeWithdrawnAfterNodeLoss(in Input) Result {
 			}
 			d := s.T - f.Start
 			worst = max(worst, secs(d))
+			r.measure("withdrawal after node loss", "s", AtMost, secs(d), secs(w.Deadline()))
 			switch {
 			case d+tol < w.Min:
 				r.failAt(s.T)
