@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/probegate/probegate/internal/testcluster"
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/reports"
+)
+
+// Rollouts of a StatefulSet, through a target file as a user brings one (fixtures/statefulset):
+// the good app PASSes rolling-update-under-load and cold-start, each pod's replacement judged as
+// another pod (its next incarnation); each control FAILs its rule: the app that exits at once on
+// SIGTERM loses requests in the rollout, the app whose liveness guards a slow bootstrap with an
+// initial delay only is killed while it boots cold.
+func TestIntegrationStatefulSetRollouts(t *testing.T) {
+	testcluster.Require(t)
+	for _, tc := range []struct {
+		target string
+		code   int
+		fails  map[string][]string // scenario → rules that must FAIL; every other verdict must PASS
+	}{
+		{"good", 0, nil},
+		{"no-drain", 1, map[string][]string{"rolling-update-under-load": {"failed-requests-budget", "terminating-before-exit"}}},
+		{"no-startup-probe", 1, map[string][]string{"cold-start": {"startup-not-killed"}}},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "out")
+			target := filepath.Join("..", "..", "fixtures", "statefulset", tc.target+".target.yaml")
+			code, stdout, stderr := runMain(t, "run", "--target", target, "--scenario", "rolling-update-under-load", "--scenario", "cold-start", "--out", out)
+			t.Logf("stdout:\n%s\nstderr (tail): %s", stdout, tail(stderr, 2000))
+			rep, err := reports.LoadDir(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sc := range rep.Scenarios {
+				if err := replacedUnderNewNames(sc); err != nil {
+					t.Errorf("%s: %v", sc.Name, err)
+				}
+				for _, v := range sc.Verdicts {
+					want := verdict.Pass
+					if slices.Contains(tc.fails[sc.Name], v.Rule) {
+						want = verdict.Fail
+					}
+					// A control's other verdicts may fail too (that is its mistake showing twice);
+					// the good app's must all pass.
+					if v.Status != want && (tc.target == "good" || want == verdict.Fail) {
+						t.Errorf("%s %s: %s, want %s (%s %v)", sc.Name, v.Rule, v.Status, want, v.Observed, v.Unshown)
+					}
+				}
+			}
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+		})
+	}
+}
+
+// replacedUnderNewNames checks that the rollout's replacements, which keep their pods' names, are
+// other pods on the timeline: a second incarnation was created for each pod that was replaced.
+func replacedUnderNewNames(sc reports.ScenarioReport) error {
+	if sc.Timeline == nil {
+		return fmt.Errorf("no timeline")
+	}
+	created := map[string]bool{}
+	for _, e := range sc.Timeline.Entries() {
+		if e.Kind == timeline.KindPod && e.PodChange != nil && e.PodChange.Field == "created" && strings.Contains(e.Pod, "#") {
+			created[timeline.PodName(e.Pod)] = true
+		}
+	}
+	if len(created) == 0 {
+		return fmt.Errorf("no pod was replaced under its own name: the rollout did not show as new incarnations")
+	}
+	return nil
+}
