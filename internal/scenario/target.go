@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,6 +180,12 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 			})
 		}},
 		"podHeader": {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.PodHeader) }},
+		"bootstrapEnv": {decode: func(n *yaml.Node, p string) {
+			r.str(n, p, &t.BootstrapEnv)
+			if t.BootstrapEnv != "" && !envName.MatchString(t.BootstrapEnv) {
+				r.fail(n, p, "must be an environment variable name, got %q", t.BootstrapEnv)
+			}
+		}},
 		"stall": {decode: func(n *yaml.Node, p string) {
 			t.Stall = &StallEndpoint{}
 			var port int64
@@ -267,3 +274,6 @@ func (t *TargetSpec) ManifestPaths() []string {
 	}
 	return out
 }
+
+// envName is what an environment variable's name may be.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
