@@ -98,6 +98,9 @@ type ScenarioReport struct {
 	// NotApplicable says why the target does not take the scenario (nothing was run): its
 	// verdicts are NOT APPLICABLE and the exit code does not count it.
 	NotApplicable string `json:"notApplicable,omitempty"`
+	// Capacity is the target's capacity as the run measured it before sizing an overload from it
+	// (nil when no overload asked).
+	Capacity *Capacity `json:"capacity,omitempty"`
 
 	// Timeline and Requests are the recorded data. WriteAll saves them at TimelinePath and
 	// RequestsPath; LoadDir reads them back. They are never part of report.json itself.
@@ -326,4 +329,33 @@ func (r *Report) upgrade() {
 		}
 	}
 	r.SchemaVersion = SchemaVersion
+}
+
+// Capacity is a target's capacity on the scenario's own request, from a short step search before
+// the load: the highest rate whose requests were nearly all sent on time and answered OK within a
+// second.
+type Capacity struct {
+	// Rate is the highest rate held (requests per second). Saturated says a higher rate was missed by
+	// the target; false: the search ended at the harness's own limit or its budget first, and the
+	// capacity is only known to be at least Rate.
+	Rate      float64 `json:"rate"`
+	Saturated bool    `json:"saturated"`
+	// HarnessLimit is the rate at which the harness itself fell behind its schedule (0: never).
+	HarnessLimit float64 `json:"harnessLimit,omitempty"`
+	// Steps are the search's steps, one line each.
+	Steps []string `json:"steps,omitempty"`
+}
+
+// String is one line for logs, marks and the terminal.
+func (c Capacity) String() string {
+	s := fmt.Sprintf("capacity %g rps", c.Rate)
+	switch {
+	case c.Saturated:
+		s += " (a higher rate was not served)"
+	case c.HarnessLimit > 0:
+		s += fmt.Sprintf(" at least: the harness fell behind at %g rps before the target did", c.HarnessLimit)
+	default:
+		s += " at least: not saturated within the search"
+	}
+	return s
 }

@@ -66,6 +66,9 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 			fmt.Fprintf(&b, "  %s\n", paint(ansiDim, "not run: "+s.NotApplicable))
 			continue
 		}
+		if s.Capacity != nil {
+			fmt.Fprintf(&b, "  %s\n", paint(ansiDim, "measured before the overload: "+s.Capacity.String()))
+		}
 		if s.Summary != nil {
 			if line := propagationLine(s.Summary.Propagation); line != "" {
 				fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))

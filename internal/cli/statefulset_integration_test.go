@@ -15,9 +15,10 @@ import (
 
 // Rollouts of a StatefulSet, through a target file as a user brings one (fixtures/statefulset):
 // the good app PASSes rolling-update-under-load and cold-start, each pod's replacement judged as
-// another pod (its next incarnation); each control FAILs its rule: the app that exits at once on
-// SIGTERM loses requests in the rollout, the app whose liveness guards a slow bootstrap with an
-// initial delay only is killed while it boots cold.
+// another pod (its next incarnation); the broken one FAILs both for its two mistakes: it exits at
+// once on SIGTERM (requests lost in the rollout) and its liveness guards a slow bootstrap with an
+// initial delay only (killed while it boots cold). Each mistake alone is its own target file
+// (no-drain, no-startup-probe). The runs go one after the other: the CLI's main is not re-entrant.
 func TestIntegrationStatefulSetRollouts(t *testing.T) {
 	testcluster.Require(t)
 	for _, tc := range []struct {
@@ -26,11 +27,10 @@ func TestIntegrationStatefulSetRollouts(t *testing.T) {
 		fails  map[string][]string // scenario → rules that must FAIL; every other verdict must PASS
 	}{
 		{"good", 0, nil},
-		{"no-drain", 1, map[string][]string{"rolling-update-under-load": {"failed-requests-budget", "terminating-before-exit"}}},
-		{"no-startup-probe", 1, map[string][]string{"cold-start": {"startup-not-killed"}}},
+		{"broken", 1, map[string][]string{"rolling-update-under-load": {"failed-requests-budget", "terminating-before-exit"},
+			"cold-start": {"startup-not-killed"}}},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
-			t.Parallel()
 			out := filepath.Join(t.TempDir(), "out")
 			target := filepath.Join("..", "..", "fixtures", "statefulset", tc.target+".target.yaml")
 			code, stdout, stderr := runMain(t, "run", "--target", target, "--scenario", "rolling-update-under-load", "--scenario", "cold-start", "--out", out)

@@ -26,11 +26,32 @@ const overloadReached = 0.8
 // TypeOverload raises the load above the target's capacity.
 const TypeOverload = "overload"
 
+// Overload parameters the runner reads: the multiple of the target's capacity asked for, and the
+// capacity it measured.
+const (
+	ParamCapacityMultiple = "capacity-multiple"
+	ParamCapacity         = "capacity"
+)
+
 func init() {
 	Register(Definition{
 		Type:   TypeOverload,
 		Doc:    "raises the load's rate above the target's capacity for the fault's window",
-		Params: []Param{{Name: "rate", Kind: KindNumber, Required: true, Doc: "the raised rate in requests per second (required)"}},
+		Params: []Param{
+			{Name: "rate", Kind: KindNumber, Doc: "the raised rate in requests per second (this or " + ParamCapacityMultiple + ")"},
+			{Name: ParamCapacityMultiple, Kind: KindNumber, Doc: "raise the load to this multiple of the target's capacity, measured on the " +
+				"scenario's own request by a short step search before the load starts, capped below the rate the harness itself " +
+				"could not send; the capacity is in the report"},
+			{Name: ParamCapacity, Kind: KindNumber, Doc: "set by the runner from the capacity search (the capacity measured), not by scenarios"},
+		},
+		Check: func(p map[string]string) error {
+			_, r := p["rate"]
+			_, m := p[ParamCapacityMultiple]
+			if !r && !m {
+				return fmt.Errorf("parameter rate or %s is required", ParamCapacityMultiple)
+			}
+			return nil
+		},
 		Needs:  []Capability{NeedsLoad},
 		Proof:  fmt.Sprintf("the rate the load actually sent over the first seconds reached %g%% of the raised rate", overloadReached*100),
 		Build: func(a Args) (Fault, error) {

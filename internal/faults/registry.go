@@ -30,6 +30,9 @@ type Definition struct {
 	Explains []timeline.RestartCause
 	// Build returns the fault. Its parameters are checked and its needs met.
 	Build func(a Args) (Fault, error)
+	// Check, when set, says what is wrong with a set of parameters each valid alone (one of two
+	// required, say).
+	Check func(params map[string]string) error
 }
 
 // ParamKind is the type of a fault parameter's value.
@@ -197,6 +200,11 @@ func CheckParams(typ string, params map[string]string) error {
 	for _, p := range d.Params {
 		if p.Required && params[p.Name] == "" {
 			return fmt.Errorf("fault %s: parameter %s is required", typ, p.Name)
+		}
+	}
+	if d.Check != nil {
+		if err := d.Check(params); err != nil {
+			return fmt.Errorf("fault %s: %w", typ, err)
 		}
 	}
 	return nil

@@ -130,7 +130,7 @@ func TestRegistryIsConsistent(t *testing.T) {
 		if !ok || d.Type != typ {
 			t.Errorf("Lookup(%s) = %+v, %v", typ, d, ok)
 		}
-		if err := CheckParams(typ, requiredParams(d)); err != nil {
+		if err := CheckParams(typ, requiredParams(d)); err != nil && d.Check == nil {
 			t.Errorf("%s with its required parameters: %v", typ, err)
 		}
 		for _, p := range d.Params {
@@ -215,5 +215,23 @@ func TestRegisterRefusesMalformedDefinitions(t *testing.T) {
 			}()
 			Register(d)
 		}()
+	}
+}
+
+// overload takes a rate or a multiple of the target's capacity, and refuses neither.
+func TestOverloadRateOrCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		params map[string]string
+		ok     bool
+	}{
+		{map[string]string{"rate": "400"}, true},
+		{map[string]string{ParamCapacityMultiple: "2"}, true},
+		{map[string]string{}, false},
+		{map[string]string{ParamCapacityMultiple: "-1"}, false},
+	} {
+		err := CheckParams(TypeOverload, tc.params)
+		if (err == nil) != tc.ok {
+			t.Errorf("%v: %v", tc.params, err)
+		}
 	}
 }

@@ -167,6 +167,11 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	if err := s.nodeAccess(ctx); err != nil {
 		return rep, err
 	}
+	if sized, err := s.sizeOverloads(ctx, path); err != nil {
+		return rep, err
+	} else if sized != nil {
+		s.sc = sized
+	}
 	if err := s.planFaults(ctx); err != nil {
 		return rep, err
 	}

@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/probegate/probegate/internal/faults"
+	"github.com/probegate/probegate/internal/maxrate"
+	"github.com/probegate/probegate/internal/pause"
+	"github.com/probegate/probegate/internal/scenario"
+	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/reports"
+)
+
+// Capacity search: before the load of a scenario whose overload names a multiple of the target's
+// capacity, the runner measures that capacity on the scenario's own request: short constant-rate
+// steps up a ladder (maxrate.Search), a step held when nearly every request it planned was sent on
+// time and answered OK within capacityKnee. The capacity is the highest rate held. A step the
+// harness itself could not send on time says nothing about the target: the search stops there, and
+// the capacity is only known to be at least the last rate held ("not saturated").
+const (
+	capacityStep      = 3 * time.Second
+	capacityBudget    = 45 * time.Second
+	capacityThreshold = 0.95
+	// capacityKnee is how long an answer may take and still count as served: past it the target
+	// queues instead of serving.
+	capacityKnee = time.Second
+	// capacitySettle bounds the wait, after the search, for every endpoint to be ready again.
+	capacitySettle = 60 * time.Second
+)
+
+// overloadRate is the rate an overload at multiple × capacity asks for, capped below the rate the
+// harness could not send.
+func overloadRate(c reports.Capacity, multiple float64) float64 {
+	r := math.Ceil(multiple * c.Rate)
+	if c.HarnessLimit > 0 {
+		r = min(r, c.HarnessLimit)
+	}
+	return max(r, 1)
+}
+
+// sizeOverloads measures the target's capacity when an overload of the scenario names a multiple
+// of it, and returns the scenario with those overloads' rates set (nil when none asks).
+func (s *scenarioRun) sizeOverloads(ctx context.Context, path string) (*scenario.Scenario, error) {
+	idx := slices.IndexFunc(s.sc.Faults, func(f scenario.Fault) bool {
+		_, ok := f.Params[faults.ParamCapacityMultiple]
+		return f.Type == faults.TypeOverload && ok
+	})
+	if idx < 0 {
+		return nil, nil
+	}
+	s.phase = "capacity"
+	s.mark("capacity-search", "measuring the target's capacity on "+path)
+	c, err := s.searchCapacity(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("capacity search: %w", err)
+	}
+	s.rep.Capacity = &c
+	s.log.Info("capacity measured", "capacity", c.String())
+	s.mark("capacity", c.String())
+	if err := s.waitAllReady(ctx); err != nil {
+		s.log.Warn("after the capacity search", "err", err)
+	}
+	out := *s.sc
+	out.Faults = slices.Clone(s.sc.Faults)
+	for i, f := range out.Faults {
+		m, ok := f.Params[faults.ParamCapacityMultiple]
+		if f.Type != faults.TypeOverload || !ok {
+			continue
+		}
+		mult, _ := strconv.ParseFloat(m, 64)
+		f.Params = cloneParams(f.Params)
+		f.Params["rate"] = strconv.FormatFloat(overloadRate(c, mult), 'f', 0, 64)
+		f.Params[faults.ParamCapacity] = strconv.FormatFloat(c.Rate, 'f', 0, 64)
+		out.Faults[i] = f
+		s.log.Info("overload sized to the target", "fault", fmt.Sprintf("faults[%d]", i), "multiple", m, "rate", f.Params["rate"])
+	}
+	return &out, nil
+}
+
+func cloneParams(p map[string]string) map[string]string {
+	out := make(map[string]string, len(p)+2)
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
+
+// searchCapacity runs the step search with the scenario's own request.
+func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.Capacity, error) {
+	sc := s.sc
+	var c reports.Capacity
+	measure := func(ctx context.Context, rate float64) (maxrate.Step, error) {
+		scratch := timeline.New(time.Now())
+		load, err := s.r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
+			URL: s.target.URL + path, Namespace: s.target.Namespace, Service: s.target.Service, Path: path,
+			Rate: int(rate), Duration: capacityStep, KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout,
+			Clients: sc.Load.Clients, IgnorePodHeader: true,
+		}), scratch)
+		if err != nil {
+			return maxrate.Step{}, err
+		}
+		reqs, err := waitLoad(ctx, load)
+		if err != nil {
+			return maxrate.Step{}, err
+		}
+		recs := make([]maxrate.Record, len(reqs))
+		for i, r := range reqs {
+			recs[i] = maxrate.Record{Start: r.Start, OK: r.OK() && r.Latency <= capacityKnee}
+		}
+		st := maxrate.Fidelity(recs, rate, capacityStep, 1, maxrate.DefaultMaxLag)
+		// The harness fell behind its own schedule: the step says nothing about the target.
+		if st.Planned > 0 && float64(st.OnTime)/float64(st.Planned) < capacityThreshold && (c.HarnessLimit == 0 || rate < c.HarnessLimit) {
+			c.HarnessLimit = rate
+			st.Note = "the harness fell behind its schedule"
+		}
+		return st, nil
+	}
+	start := float64(max(sc.Load.Rate, 10))
+	res, err := maxrate.Search(ctx, maxrate.Options{
+		Start: start, Min: 1, Max: 20000, Factor: 2, Threshold: capacityThreshold, Resolution: 0.25,
+		Budget: capacityBudget, StepCost: capacityStep + 2*time.Second,
+		OnStep: func(st maxrate.Step) { s.log.Info("capacity step", "step", st.String()) },
+	}, measure)
+	if err != nil {
+		return c, err
+	}
+	c.Rate = res.Held
+	for _, st := range res.Steps {
+		c.Steps = append(c.Steps, st.String())
+	}
+	// Saturated: a rate above the capacity was missed by the target, the harness keeping up.
+	c.Saturated = res.Missed > 0 && (c.HarnessLimit == 0 || res.Missed < c.HarnessLimit)
+	if c.HarnessLimit > 0 && c.HarnessLimit <= res.Held {
+		c.HarnessLimit = 0 // a retried step that held after all
+	}
+	return c, nil
+}
+
+// waitAllReady waits (up to capacitySettle) until every endpoint of the target Service is ready:
+// the search may have made the target shed load through readiness.
+func (s *scenarioRun) waitAllReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, capacitySettle)
+	defer cancel()
+	sel := discoveryv1.LabelServiceName + "=" + s.target.Service
+	for {
+		list, err := s.r.Conn.Client.DiscoveryV1().EndpointSlices(s.target.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err == nil {
+			total, ready := 0, 0
+			for _, sl := range list.Items {
+				for _, ep := range sl.Endpoints {
+					total++
+					if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
+						ready++
+					}
+				}
+			}
+			if total > 0 && ready == total {
+				return nil
+			}
+		}
+		if pause.For(ctx, 500*time.Millisecond) != nil {
+			return fmt.Errorf("not every endpoint ready again within %s", capacitySettle)
+		}
+	}
+}

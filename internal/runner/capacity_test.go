@@ -1,0 +1,29 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/probegate/probegate/reports"
+)
+
+func TestOverloadRateFromCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		c     reports.Capacity
+		mult  float64
+		want  float64
+		words string
+	}{
+		{reports.Capacity{Rate: 150, Saturated: true}, 2, 300, "a higher rate was not served"},
+		// The harness fell behind at 1200 rps: the overload cannot ask for more than it can send.
+		{reports.Capacity{Rate: 800, HarnessLimit: 1200}, 2, 1200, "the harness fell behind at 1200 rps"},
+		{reports.Capacity{Rate: 2000}, 2, 4000, "not saturated within the search"},
+	} {
+		if got := overloadRate(tc.c, tc.mult); got != tc.want {
+			t.Errorf("%+v × %g: %g, want %g", tc.c, tc.mult, got, tc.want)
+		}
+		if !strings.Contains(tc.c.String(), tc.words) {
+			t.Errorf("%+v: %q, want %q", tc.c, tc.c.String(), tc.words)
+		}
+	}
+}
