@@ -66,6 +66,16 @@ func (c Config) Defaults() Config {
 type Context struct {
 	Config    Config
 	Inventory *Inventory
+
+	services *serviceIndex // built on first use
+}
+
+// serviceIndex returns the index of the inventory's Services, building it on first use.
+func (ctx *Context) serviceIndex() *serviceIndex {
+	if ctx.services == nil {
+		ctx.services = newServiceIndex(ctx.Inventory.Services)
+	}
+	return ctx.services
 }
 
 // confirm renders the command that confirms a finding of r about w on a real cluster, or "" when

@@ -38,7 +38,7 @@ func checkReadinessWindow(ctx *Context, w *Workload) []Finding {
 			continue
 		}
 		routes := servedRoutes(ctx, w, c)
-		if len(servicesSelecting(ctx.Inventory, w)) > 0 && len(routes) == 0 {
+		if len(servicesSelecting(ctx, w)) > 0 && len(routes) == 0 {
 			continue // Services select it, none sends it user traffic: readiness steers nothing
 		}
 		t := timingOf(c.ReadinessProbe)

@@ -9,29 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// servicesSelecting returns the Services in the inventory whose selector matches w's pods. A
-// namespace left empty in a manifest matches any (the manifest is applied into one namespace).
-func servicesSelecting(inv *Inventory, w *Workload) []*Service {
-	var out []*Service
-	for _, s := range inv.Services {
-		if s.Namespace != "" && w.Namespace != "" && s.Namespace != w.Namespace {
-			continue
-		}
-		if len(s.Spec.Selector) == 0 {
-			continue // no selector: endpoints are managed by hand
-		}
-		match := true
-		for k, v := range s.Spec.Selector {
-			if w.PodLabels[k] != v {
-				match = false
-				break
-			}
-		}
-		if match {
-			out = append(out, s)
-		}
-	}
-	return out
+// servicesSelecting returns the Services in view whose selector matches w's pods. A namespace left
+// empty in a manifest matches any (the manifest is applied into one namespace). It reads the
+// context's Service index, so linting n workloads beside n Services takes time linear in n.
+func servicesSelecting(ctx *Context, w *Workload) []*Service {
+	return ctx.serviceIndex().selecting(w)
 }
 
 // route is one Service port whose traffic reaches a container.
@@ -65,9 +47,9 @@ func (s *Service) headless() bool { return s.Spec.ClusterIP == corev1.ClusterIPN
 // a StatefulSet's governing Service, which exists for the pods' DNS names and often carries a
 // placeholder port (csi-snapshotter's `dummy: 12345`): there a port nothing declares or probes routes
 // nowhere.
-func routesTo(inv *Inventory, w *Workload, c ContainerRef) []route {
+func routesTo(ctx *Context, w *Workload, c ContainerRef) []route {
 	var out []route
-	for _, s := range servicesSelecting(inv, w) {
+	for _, s := range servicesSelecting(ctx, w) {
 		governing := w.Kind == "StatefulSet" && s.Name == w.ServiceName
 		for _, p := range s.Spec.Ports {
 			owner, known := portOwner(w, p)
@@ -185,7 +167,7 @@ func servedRoutes(ctx *Context, w *Workload, c ContainerRef) []route {
 	if w.RunsToCompletion {
 		return nil
 	}
-	return userRoutes(w, c, routesTo(ctx.Inventory, w, c))
+	return userRoutes(w, c, routesTo(ctx, w, c))
 }
 
 // probePortNumber returns the numeric port a probe checks, if it names one by number.
