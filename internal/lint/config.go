@@ -73,7 +73,8 @@ type Context struct {
 // serviceIndex returns the index of the inventory's Services, building it on first use.
 func (ctx *Context) serviceIndex() *serviceIndex {
 	if ctx.services == nil {
-		ctx.services = newServiceIndex(ctx.Inventory.Services)
+		all := append(append([]*Service{}, ctx.Inventory.Services...), ctx.Inventory.RoutingServices...)
+		ctx.services = newServiceIndex(all)
 	}
 	return ctx.services
 }

@@ -148,3 +148,32 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
+
+// AddRoutingServices reads the Services in paths (files or directories, as LoadPaths reads them)
+// into inv as routing context: they show which workloads serve traffic but are not linted or
+// counted themselves, and the other objects in those files are ignored. A Service already in inv
+// (same namespace and name) is not added twice. What cannot be read is recorded in inv.Problems.
+func AddRoutingServices(inv *Inventory, paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	read, err := LoadPaths(paths, nil)
+	if err != nil {
+		inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: "--services"}, Msg: err.Error()})
+		return
+	}
+	inv.Problems = append(inv.Problems, read.Problems...)
+	have := map[[2]string]bool{}
+	for _, s := range inv.Services {
+		have[[2]string{s.Namespace, s.Name}] = true
+	}
+	for _, s := range read.Services {
+		key := [2]string{s.Namespace, s.Name}
+		if have[key] {
+			continue
+		}
+		have[key] = true
+		s.routingOnly = true
+		inv.RoutingServices = append(inv.RoutingServices, s)
+	}
+}

@@ -8,8 +8,10 @@ import "sort"
 // and checks those in full. The Services a workload's lookup returns are kept for the other rules.
 type serviceIndex struct {
 	byLabel map[labelPair][]*Service
-	order   map[*Service]int // position in the inventory: lookups keep that order
-	cache   map[*Workload][]*Service
+	// namespaces holds the namespaces of the Services in view; "" for one that names none.
+	namespaces map[string]bool
+	order      map[*Service]int // position in the inventory: lookups keep that order
+	cache      map[*Workload][]*Service
 }
 
 type labelPair struct{ key, value string }
@@ -21,9 +23,10 @@ func newServiceIndex(services []*Service) *serviceIndex {
 			count[labelPair{k, v}]++
 		}
 	}
-	idx := &serviceIndex{byLabel: map[labelPair][]*Service{}, order: map[*Service]int{}, cache: map[*Workload][]*Service{}}
+	idx := &serviceIndex{byLabel: map[labelPair][]*Service{}, namespaces: map[string]bool{}, order: map[*Service]int{}, cache: map[*Workload][]*Service{}}
 	for i, s := range services {
 		idx.order[s] = i
+		idx.namespaces[s.Namespace] = true
 		var best labelPair
 		found := false
 		for k, v := range s.Spec.Selector {
@@ -69,4 +72,21 @@ func selects(s *Service, w *Workload) bool {
 		}
 	}
 	return true
+}
+
+// inView reports whether lint can see the Services that might route to w: the inventory came from a
+// live namespace (every Service of it was read), or it holds a Service in w's namespace (one that
+// names no namespace, or a workload that names none, matches any). A manifest set with Services
+// beside its workloads shows which of them serve; a workload read without any (its Services kept in
+// other files, or CI linting the one file a change touched) shows nothing of the kind.
+func (idx *serviceIndex) inView(inv *Inventory, w *Workload) bool {
+	switch {
+	case inv.AllServicesInView:
+		return true
+	case len(idx.namespaces) == 0:
+		return false
+	case w.Namespace == "" || idx.namespaces[""]:
+		return true
+	}
+	return idx.namespaces[w.Namespace]
 }
