@@ -72,7 +72,10 @@ elsewhere without linting them.
 Any kind with a pod template (spec.template or spec.jobTemplate: Argo Rollouts, Knative Services,
 old apiVersions) is linted as a workload; other kinds (ConfigMap, webhook configurations, custom
 resources, ...) are skipped and counted. A file or document that cannot be read is reported and the
-rest is linted; -o json and -o sarif always print a complete document, with the error in it.
+rest is linted; -o json and -o sarif always print a complete document, with the error in it (JSON's
+failed is then true). An empty or comment-only file is bad input; typed lists (DeploymentList, what
+kubectl get -o yaml prints for one kind) are read like List; a hidden file (.name.yaml) in a
+directory is skipped, named and counted (name it to lint it), and hidden directories are not entered.
 
 --confirm turns findings into evidence: each finding's scenario runs on the cluster against the
 workload it is about (as --target's file deploys it, or as the bundled fixture variant it is), once

@@ -61,12 +61,23 @@ func isSeparator(line []byte) bool {
 
 // parseInto decodes every document of file into inv. A document that cannot be read is recorded in
 // inv.Problems and the next one is read: one bad document never hides the findings of the others.
+// A file that holds no object at all (empty, or only comments and separators) is a problem too: a
+// manifest that says nothing is more likely a wrong path or a failed render than intended.
 func parseInto(inv *Inventory, file string, data []byte) {
+	before := inv.objects()
 	for _, d := range splitDocuments(data) {
 		if err := parseDocument(inv, file, d); err != nil {
 			inv.Problems = append(inv.Problems, helmHint(err, d))
 		}
 	}
+	if inv.objects() == before {
+		inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: file}, Msg: "no Kubernetes object in it (the file is empty or holds only comments)"})
+	}
+}
+
+// objects counts what has been read into inv so far: objects, and documents that could not be read.
+func (inv *Inventory) objects() int {
+	return len(inv.Workloads) + len(inv.Services) + len(inv.Skipped) + len(inv.Problems)
 }
 
 // parseDocument decodes one document into inv.
@@ -193,9 +204,11 @@ func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) *Input
 		inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: objectName(doc, raw), Pos: pos})
 		return nil
 	}
-	switch tm.Kind {
-	case "List":
+	switch {
+	case isList(doc, tm.Kind):
 		return decodeList(inv, doc, pos, raw)
+	}
+	switch tm.Kind {
 	case "Service":
 		if tm.APIVersion != "v1" {
 			return unsupportedVersion(pos, tm)
@@ -468,7 +481,23 @@ func newWorkload(kind string, meta metav1.ObjectMeta, template corev1.PodTemplat
 	}
 }
 
-// decodeList decodes each item of a v1 List (what `kubectl get -o yaml` prints).
+// isList reports whether an object of kind is a list of objects: a v1 List, or a typed list
+// (DeploymentList, PodList, …: what `kubectl get -o yaml` prints for one kind) that holds items.
+func isList(doc *docNode, kind string) bool {
+	if kind == "List" {
+		return true
+	}
+	if !strings.HasSuffix(kind, "List") || len(kind) == len("List") {
+		return false
+	}
+	if doc == nil || doc.root == nil {
+		return false
+	}
+	items := childAt(doc.root, "items")
+	return items != nil && (items.Kind == yaml.SequenceNode || items.Kind == yaml.ScalarNode && items.Tag == "!!null")
+}
+
+// decodeList decodes each item of a List (what `kubectl get -o yaml` prints).
 func decodeList(inv *Inventory, doc *docNode, pos Position, raw []byte) *InputError {
 	var list struct {
 		Items []json.RawMessage `json:"items"`
