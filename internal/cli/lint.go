@@ -30,6 +30,7 @@ type lintOptions struct {
 	listRules  bool
 	disable    []string
 	configFile string
+	services   []string
 	confirm    bool
 	out        string
 	cfg        lint.Config
@@ -61,10 +62,20 @@ timing ones are the same the harness's timing oracle reads; durations are "5", "
   probegate.dev/cold-start-seconds: "45"  this workload's measured cold start (like --cold-start)
   probegate.dev/ignore: "PG007,PG009: reason"  silence rules for this workload (counted as suppressed)
 
+Traffic-aware rules (identical probes, liveness before readiness, no readiness probe, no withdrawal
+delay) judge a container by the Services that route to it. When no Service is in view for a
+workload (its Services are kept in other files), it is judged as if one routed user traffic to each
+port it declares (not metrics, health or debug ports; a StatefulSet is taken to be reached through
+its headless peer Service) and each such finding says so; --services DIR reads the Services from
+elsewhere without linting them.
+
 Any kind with a pod template (spec.template or spec.jobTemplate: Argo Rollouts, Knative Services,
 old apiVersions) is linted as a workload; other kinds (ConfigMap, webhook configurations, custom
 resources, ...) are skipped and counted. A file or document that cannot be read is reported and the
-rest is linted; -o json and -o sarif always print a complete document, with the error in it.
+rest is linted; -o json and -o sarif always print a complete document, with the error in it (JSON's
+failed is then true). An empty or comment-only file is bad input; typed lists (DeploymentList, what
+kubectl get -o yaml prints for one kind) are read like List; a hidden file (.name.yaml) in a
+directory is skipped, named and counted (name it to lint it), and hidden directories are not entered.
 
 --confirm turns findings into evidence: each finding's scenario runs on the cluster against the
 workload it is about (as --target's file deploys it, or as the bundled fixture variant it is), once
@@ -108,6 +119,7 @@ scenario did not complete or could not show it), 130 or 143 interrupted.`,
 	f.StringSliceVar(&o.disable, "disable", nil, "silence rules by ID or name (repeatable, comma-separated); their findings are counted as suppressed")
 	f.BoolVar(&o.confirm, "confirm", false, "run each finding's scenario on the cluster against the linted workload (--target, or a bundled fixture variant) and mark it confirmed, refuted or inconclusive")
 	f.StringVar(&o.out, "out", "", "with --confirm: report directory of the runs (default _out/lint-confirm-<time>)")
+	f.StringSliceVar(&o.services, "services", nil, "files or directories whose Services are read to see what routes to the workloads, not linted themselves (repeatable); without any Service in view a workload is judged as if one routed to its ports")
 	f.StringVar(&o.configFile, "config", "", "lint config file (YAML: disable, failOn, maxReadinessWindow, maxInitialDelay, graceMargin, propagation, coldStart); flags win")
 	return cmd
 }
@@ -157,6 +169,8 @@ func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
 	switch {
 	case o.namespace != "" && len(args) > 0:
 		return fail(errors.New("lint: give manifest files or --namespace, not both"))
+	case o.namespace != "" && len(o.services) > 0:
+		return fail(errors.New("lint: --services reads Services for manifest files; a live namespace has its own"))
 	case o.namespace != "":
 		client, err := lintClient(o.kubeconfig, o.context)
 		if err != nil {
@@ -171,6 +185,7 @@ func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
 		if err != nil {
 			return fail(err)
 		}
+		lint.AddRoutingServices(inv, o.services)
 	}
 
 	rep := lint.NewReport(inv, cfg, failOn)

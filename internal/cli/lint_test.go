@@ -53,6 +53,11 @@ func TestLintExitCodes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bad, "crd.yaml"), []byte("apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: example.test/v1\nkind: Widget\nmetadata: {name: w}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for name, text := range map[string]string{"empty.yaml": "", "comments.yaml": "# nothing here yet\n---\n# still nothing\n"} {
+		if err := os.WriteFile(filepath.Join(bad, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	clean := lintData("rules", "identical-probes", "clean.yaml")
 	warnOnly := lintData("rules", "readiness-window-too-long", "trigger.yaml")
 	withError := lintData("rules", "liveness-checks-dependency", "trigger.yaml")
@@ -76,6 +81,8 @@ func TestLintExitCodes(t *testing.T) {
 		{"missing file", []string{"lint", filepath.Join(bad, "nope.yaml")}, 2, "nope.yaml: no such file or directory"},
 		{"unparseable", []string{"lint", filepath.Join(bad, "broken.yaml")}, 2, "broken.yaml:3: invalid YAML"},
 		{"unknown kind is skipped", []string{"lint", filepath.Join(bad, "crd.yaml")}, 0, ""},
+		{"empty file", []string{"lint", filepath.Join(bad, "empty.yaml")}, 2, "empty.yaml: no Kubernetes object in it"},
+		{"comment-only file", []string{"lint", filepath.Join(bad, "comments.yaml"), clean}, 2, "comments.yaml: no Kubernetes object in it"},
 		{"bad file beside a good one", []string{"lint", filepath.Join(bad, "broken.yaml"), withError}, 2, "broken.yaml:3: invalid YAML"},
 		{"disable one of two", []string{"lint", "--disable", "PG007", warnOnly}, 1, ""},
 		{"disable both", []string{"lint", "--disable", "PG007,PG002", warnOnly}, 0, ""},
@@ -241,5 +248,63 @@ func TestLintMachineOutputOnBadInput(t *testing.T) {
 	inv := log.Runs[0].Invocations[0]
 	if inv.ExecutionSuccessful || len(inv.Notifications) != 1 || !strings.Contains(inv.Notifications[0].Message.Text, "invalid YAML") {
 		t.Errorf("-o sarif invocation %+v; want executionSuccessful false and the YAML error as a notification", inv)
+	}
+}
+
+// TestLintOddInput: a typed list is read like a List, a hidden manifest in a directory is named as
+// skipped, and the JSON document says failed when input could not be read.
+func TestLintOddInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	list := write("list.yaml", `apiVersion: apps/v1
+kind: DeploymentList
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: api}
+  spec:
+    selector: {matchLabels: {app: api}}
+    template:
+      metadata: {labels: {app: api}}
+      spec:
+        containers: [{name: api, image: api:1}]
+`)
+	code, stdout, stderr := runMain(t, "lint", "--fail-on", "none", list)
+	if code != 0 || !strings.Contains(stdout, "1 workload") {
+		t.Errorf("DeploymentList: exit %d, want 0 with one workload read\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	hidden := filepath.Join(dir, "manifests")
+	if err := os.Mkdir(hidden, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(lintData("rules", "identical-probes", "clean.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"app.yaml", ".draft.yaml"} {
+		if err := os.WriteFile(filepath.Join(hidden, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, _ = runMain(t, "lint", "--fail-on", "none", hidden)
+	if code != 0 || !strings.Contains(stdout, ".draft.yaml: skipped: a hidden file") || !strings.Contains(stdout, "other object") {
+		t.Errorf("hidden file: exit %d, want 0 naming .draft.yaml as skipped and counting it\nstdout:\n%s", code, stdout)
+	}
+
+	broken := write("broken.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: [\n")
+	code, stdout, _ = runMain(t, "lint", "-o", "json", broken)
+	var doc struct{ Failed bool }
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("-o json on bad input is not JSON: %v\n%s", err, stdout)
+	}
+	if code != 2 || !doc.Failed {
+		t.Errorf("-o json on unreadable input: exit %d, failed %v; want 2 and true", code, doc.Failed)
 	}
 }

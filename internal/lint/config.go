@@ -66,6 +66,17 @@ func (c Config) Defaults() Config {
 type Context struct {
 	Config    Config
 	Inventory *Inventory
+
+	services *serviceIndex // built on first use
+}
+
+// serviceIndex returns the index of the inventory's Services, building it on first use.
+func (ctx *Context) serviceIndex() *serviceIndex {
+	if ctx.services == nil {
+		all := append(append([]*Service{}, ctx.Inventory.Services...), ctx.Inventory.RoutingServices...)
+		ctx.services = newServiceIndex(all)
+	}
+	return ctx.services
 }
 
 // confirm renders the command that confirms a finding of r about w on a real cluster, or "" when

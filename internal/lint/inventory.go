@@ -26,6 +26,12 @@ func (p Position) String() string {
 type Inventory struct {
 	Workloads []*Workload
 	Services  []*Service
+	// RoutingServices are Services read only to see what routes to the workloads (lint --services):
+	// they are not linted or counted themselves.
+	RoutingServices []*Service
+	// AllServicesInView is true when every Service that could route to the workloads was read (a
+	// live namespace): a workload no Service selects then serves nothing.
+	AllServicesInView bool
 	// Skipped lists objects that carry no pod template (ConfigMap, Secret, webhook configurations,
 	// custom resources, …), read and left alone.
 	Skipped []Skipped
@@ -88,6 +94,8 @@ type Service struct {
 	Spec      corev1.ServiceSpec
 	Pos       Position
 	doc       *docNode
+	// routingOnly marks a Service read with --services: it routes, but is not linted.
+	routingOnly bool
 }
 
 // Ref names the service the way kubectl does.

@@ -84,5 +84,6 @@ func LoadNamespace(ctx context.Context, client kubernetes.Interface, namespace s
 	for _, o := range svcs.Items {
 		inv.Services = append(inv.Services, &Service{Name: o.Name, Namespace: o.Namespace, Spec: o.Spec, Pos: pos})
 	}
+	inv.AllServicesInView = true
 	return inv, nil
 }

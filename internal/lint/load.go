@@ -26,8 +26,12 @@ func IsInputError(err error) bool {
 	return errors.As(err, &ie)
 }
 
+// HiddenFile is the Kind of a Skipped entry for a hidden manifest file (.name.yaml) in a directory:
+// not read, but counted and named in the output.
+const HiddenFile = "hidden file"
+
 // LoadPaths reads every manifest named by paths: files, directories (walked recursively for *.yaml
-// and *.yml, hidden entries skipped; a directory with a kustomization is built with kustomize, as
+// and *.yml; hidden files are skipped and listed as such, hidden directories not entered; a directory with a kustomization is built with kustomize, as
 // `kubectl apply -k` would) or "-" for stdin. A file or document that cannot be read is
 // recorded in the inventory's Problems and the others are read regardless; the error is non-nil
 // only when no path is given.
@@ -63,10 +67,13 @@ func LoadPaths(paths []string, stdin io.Reader) (*Inventory, error) {
 
 // loadFiles reads the manifest files p names (a file, or a directory walked for them) into inv.
 func loadFiles(inv *Inventory, p string) {
-	files, err := manifestFiles(p)
+	files, hidden, err := manifestFiles(p)
 	if err != nil {
 		inv.Problems = append(inv.Problems, err)
 		return
+	}
+	for _, h := range hidden {
+		inv.Skipped = append(inv.Skipped, Skipped{Kind: HiddenFile, Name: filepath.Base(h), Pos: Position{File: h}})
 	}
 	for _, f := range files {
 		if isKustomizationFile(f) {
@@ -101,15 +108,16 @@ func Parse(file string, data []byte) (*Inventory, error) {
 }
 
 // manifestFiles expands p into the manifest files it names, sorted.
-func manifestFiles(p string) ([]string, *InputError) {
+// Hidden files (.name.yaml) are not read but returned in hidden, so the caller can say so; hidden
+// directories (.git, .github) are not entered.
+func manifestFiles(p string) (files, hidden []string, _ *InputError) {
 	info, err := os.Stat(p)
 	if err != nil {
-		return nil, &InputError{Pos: Position{File: p}, Msg: unwrapPathError(err).Error()}
+		return nil, nil, &InputError{Pos: Position{File: p}, Msg: unwrapPathError(err).Error()}
 	}
 	if !info.IsDir() {
-		return []string{p}, nil
+		return []string{p}, nil, nil
 	}
-	var files []string
 	var walkErr *InputError
 	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -120,24 +128,35 @@ func manifestFiles(p string) ([]string, *InputError) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
+			if isManifestName(d.Name()) {
+				hidden = append(hidden, path)
+			}
 			return nil
 		}
-		if !d.IsDir() && (strings.HasSuffix(d.Name(), ".yaml") || strings.HasSuffix(d.Name(), ".yml")) {
+		if !d.IsDir() && isManifestName(d.Name()) {
 			files = append(files, path)
 		}
 		return nil
 	})
 	if walkErr != nil {
-		return nil, walkErr
+		return nil, nil, walkErr
 	}
 	if err != nil {
-		return nil, &InputError{Pos: Position{File: p}, Msg: err.Error()}
+		return nil, nil, &InputError{Pos: Position{File: p}, Msg: err.Error()}
 	}
 	if len(files) == 0 {
-		return nil, &InputError{Pos: Position{File: p}, Msg: "directory holds no *.yaml or *.yml files"}
+		msg := "directory holds no *.yaml or *.yml files"
+		if len(hidden) > 0 {
+			msg += fmt.Sprintf(" but hidden ones (%s), which are skipped: name them to lint them", filepath.Base(hidden[0]))
+		}
+		return nil, nil, &InputError{Pos: Position{File: p}, Msg: msg}
 	}
 	sort.Strings(files)
-	return files, nil
+	return files, hidden, nil
+}
+
+func isManifestName(name string) bool {
+	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
 }
 
 // unwrapPathError drops the operation and path from an *fs.PathError: the caller names the file.
@@ -147,4 +166,33 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// AddRoutingServices reads the Services in paths (files or directories, as LoadPaths reads them)
+// into inv as routing context: they show which workloads serve traffic but are not linted or
+// counted themselves, and the other objects in those files are ignored. A Service already in inv
+// (same namespace and name) is not added twice. What cannot be read is recorded in inv.Problems.
+func AddRoutingServices(inv *Inventory, paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	read, err := LoadPaths(paths, nil)
+	if err != nil {
+		inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: "--services"}, Msg: err.Error()})
+		return
+	}
+	inv.Problems = append(inv.Problems, read.Problems...)
+	have := map[[2]string]bool{}
+	for _, s := range inv.Services {
+		have[[2]string{s.Namespace, s.Name}] = true
+	}
+	for _, s := range read.Services {
+		key := [2]string{s.Namespace, s.Name}
+		if have[key] {
+			continue
+		}
+		have[key] = true
+		s.routingOnly = true
+		inv.RoutingServices = append(inv.RoutingServices, s)
+	}
 }

@@ -14,6 +14,9 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "%s: bad input: %s\n", p.Pos, p.Msg)
 	}
+	for _, h := range r.Hidden {
+		fmt.Fprintf(&b, "%s: skipped: a hidden file (name it to lint it)\n", h)
+	}
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "%s: %s %s %s %s: %s\n", f.Pos, f.Severity, f.RuleID, f.RuleName, f.Object, f.Message)
 		if f.Fix != "" {

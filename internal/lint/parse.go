@@ -61,12 +61,23 @@ func isSeparator(line []byte) bool {
 
 // parseInto decodes every document of file into inv. A document that cannot be read is recorded in
 // inv.Problems and the next one is read: one bad document never hides the findings of the others.
+// A file that holds no object at all (empty, or only comments and separators) is a problem too: a
+// manifest that says nothing is more likely a wrong path or a failed render than intended.
 func parseInto(inv *Inventory, file string, data []byte) {
+	before := inv.objects()
 	for _, d := range splitDocuments(data) {
 		if err := parseDocument(inv, file, d); err != nil {
 			inv.Problems = append(inv.Problems, helmHint(err, d))
 		}
 	}
+	if inv.objects() == before {
+		inv.Problems = append(inv.Problems, &InputError{Pos: Position{File: file}, Msg: "no Kubernetes object in it (the file is empty or holds only comments)"})
+	}
+}
+
+// objects counts what has been read into inv so far: objects, and documents that could not be read.
+func (inv *Inventory) objects() int {
+	return len(inv.Workloads) + len(inv.Services) + len(inv.Skipped) + len(inv.Problems)
 }
 
 // parseDocument decodes one document into inv.
@@ -179,9 +190,9 @@ var strictGroups = map[string]bool{"apps/v1": true, "batch/v1": true}
 // are workloads when they carry a pod template (Argo Rollouts, Knative Services, old apiVersions),
 // and are otherwise skipped and counted.
 func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) *InputError {
-	var tm metav1.TypeMeta
-	if err := sigsyaml.Unmarshal(raw, &tm); err != nil {
-		return decodeError(doc, pos, err)
+	tm, ierr := typeMeta(doc, pos, raw)
+	if ierr != nil {
+		return ierr
 	}
 	if tm.Kind == "" {
 		return &InputError{Pos: pos, Msg: "object has no kind"}
@@ -190,12 +201,14 @@ func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) *Input
 		return &InputError{Pos: pos, Msg: fmt.Sprintf("%s has no apiVersion", tm.Kind)}
 	}
 	if skippedKinds[tm.Kind] {
-		inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: objectName(raw), Pos: pos})
+		inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: objectName(doc, raw), Pos: pos})
 		return nil
 	}
-	switch tm.Kind {
-	case "List":
+	switch {
+	case isList(doc, tm.Kind):
 		return decodeList(inv, doc, pos, raw)
+	}
+	switch tm.Kind {
 	case "Service":
 		if tm.APIVersion != "v1" {
 			return unsupportedVersion(pos, tm)
@@ -210,29 +223,35 @@ func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) *Input
 		inv.Services = append(inv.Services, &Service{Name: svc.Name, Namespace: svc.Namespace, Spec: svc.Spec, Pos: pos, doc: doc})
 		return nil
 	}
-	var shape objectShape
-	if err := sigsyaml.Unmarshal(raw, &shape); err != nil {
-		return decodeError(doc, pos, err)
-	}
 	var (
 		w   *Workload
 		err error
 	)
 	kind, known := podTemplateKinds[tm.Kind]
 	podPath := kind.podPath
-	switch {
-	case known && tm.APIVersion == kind.apiVersion:
+	if known && tm.APIVersion == kind.apiVersion {
+		// The typed object carries what the shape would: one decode, not two.
 		w, err = decodeWorkload(tm.Kind, raw)
-	case shape.podPath() != nil:
-		podPath = shape.podPath()
-		w, err = decodeGenericWorkload(tm.Kind, shape)
-	case known:
-		return unsupportedVersion(pos, tm)
-	case strictGroups[tm.APIVersion]:
-		return &InputError{Pos: pos, Msg: fmt.Sprintf("unknown kind %q in %s", tm.Kind, tm.APIVersion)}
-	default:
-		inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: objectName(raw), Pos: pos, Unknown: true})
-		return nil
+	} else {
+		var shape objectShape
+		if err := sigsyaml.Unmarshal(raw, &shape); err != nil {
+			return decodeError(doc, pos, err)
+		}
+		switch {
+		case shape.podPath() != nil:
+			podPath = shape.podPath()
+			w, err = decodeGenericWorkload(tm.Kind, shape)
+			if err == nil {
+				shape.apply(w)
+			}
+		case known:
+			return unsupportedVersion(pos, tm)
+		case strictGroups[tm.APIVersion]:
+			return &InputError{Pos: pos, Msg: fmt.Sprintf("unknown kind %q in %s", tm.Kind, tm.APIVersion)}
+		default:
+			inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: objectName(doc, raw), Pos: pos, Unknown: true})
+			return nil
+		}
 	}
 	if err != nil {
 		return decodeError(doc, pos, err)
@@ -241,13 +260,64 @@ func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) *Input
 		return &InputError{Pos: pos, Msg: fmt.Sprintf("%s has no metadata.name", tm.Kind)}
 	}
 	w.Pos, w.doc, w.podPath = pos, doc, podPath
-	shape.apply(w)
 	inv.Workloads = append(inv.Workloads, w)
 	return nil
 }
 
+// typeMeta reads apiVersion and kind. They are read from the parsed YAML tree when it is plain (no
+// merge keys), which spares a second full decode of every document; otherwise, and for objects with
+// no tree, from raw.
+func typeMeta(doc *docNode, pos Position, raw []byte) (metav1.TypeMeta, *InputError) {
+	var tm metav1.TypeMeta
+	if doc == nil || doc.root == nil || doc.root.Kind != yaml.MappingNode || childAt(doc.root, "<<") != nil {
+		if err := sigsyaml.Unmarshal(raw, &tm); err != nil {
+			return tm, decodeError(doc, pos, err)
+		}
+		return tm, nil
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"apiVersion", &tm.APIVersion}, {"kind", &tm.Kind}} {
+		v, err := scalarString(doc, pos, f.key)
+		if err != nil {
+			return tm, err
+		}
+		*f.dst = v
+	}
+	return tm, nil
+}
+
+// scalarString returns the top-level field key of doc as a string ("" when absent or null), or an
+// error naming its line when it is a mapping or a sequence.
+func scalarString(doc *docNode, pos Position, key string) (string, *InputError) {
+	n := childAt(doc.root, key)
+	if n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch {
+	case n == nil:
+		return "", nil
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!null":
+		return "", nil
+	case n.Kind == yaml.ScalarNode:
+		return n.Value, nil
+	}
+	got := "object"
+	if n.Kind == yaml.SequenceNode {
+		got = "array"
+	}
+	pos.Line = doc.firstLine + n.Line - 1
+	return "", &InputError{Pos: pos, Msg: fmt.Sprintf("field %s: got a %s, want string", key, got)}
+}
+
 // objectName reads metadata.name, or "".
-func objectName(raw []byte) string {
+func objectName(doc *docNode, raw []byte) string {
+	if doc != nil && doc.root != nil {
+		if n := childAt(doc.root, "metadata", "name"); n != nil && n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+			return n.Value
+		}
+	}
 	var m metav1.PartialObjectMetadata
 	_ = sigsyaml.Unmarshal(raw, &m)
 	return m.Name
@@ -330,8 +400,11 @@ func unsupportedVersion(pos Position, tm metav1.TypeMeta) *InputError {
 // rules read.
 func decodeWorkload(kind string, raw []byte) (*Workload, error) {
 	var (
-		meta     metav1.ObjectMeta
-		template corev1.PodTemplateSpec
+		meta        metav1.ObjectMeta
+		template    corev1.PodTemplateSpec
+		replicas    *int32
+		serviceName string
+		recreate    bool
 	)
 	switch kind {
 	case "Deployment":
@@ -340,12 +413,14 @@ func decodeWorkload(kind string, raw []byte) (*Workload, error) {
 			return nil, err
 		}
 		meta, template = o.ObjectMeta, o.Spec.Template
+		replicas, recreate = o.Spec.Replicas, o.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType
 	case "StatefulSet":
 		var o appsv1.StatefulSet
 		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
 			return nil, err
 		}
 		meta, template = o.ObjectMeta, o.Spec.Template
+		replicas, serviceName = o.Spec.Replicas, o.Spec.ServiceName
 	case "DaemonSet":
 		var o appsv1.DaemonSet
 		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
@@ -358,6 +433,7 @@ func decodeWorkload(kind string, raw []byte) (*Workload, error) {
 			return nil, err
 		}
 		meta, template = o.ObjectMeta, o.Spec.Template
+		replicas = o.Spec.Replicas
 	case "Job":
 		var o batchv1.Job
 		if err := sigsyaml.Unmarshal(raw, &o); err != nil {
@@ -380,7 +456,10 @@ func decodeWorkload(kind string, raw []byte) (*Workload, error) {
 	default:
 		return nil, fmt.Errorf("no decoder for kind %s", kind)
 	}
-	return newWorkload(kind, meta, template), nil
+	w := newWorkload(kind, meta, template)
+	w.Replicas, w.ServiceName, w.Recreate = replicas, serviceName, recreate
+	w.RunsToCompletion = kind == "Job" || kind == "CronJob"
+	return w, nil
 }
 
 // newWorkload builds a Workload from an object's metadata and pod template.
@@ -402,7 +481,23 @@ func newWorkload(kind string, meta metav1.ObjectMeta, template corev1.PodTemplat
 	}
 }
 
-// decodeList decodes each item of a v1 List (what `kubectl get -o yaml` prints).
+// isList reports whether an object of kind is a list of objects: a v1 List, or a typed list
+// (DeploymentList, PodList, …: what `kubectl get -o yaml` prints for one kind) that holds items.
+func isList(doc *docNode, kind string) bool {
+	if kind == "List" {
+		return true
+	}
+	if !strings.HasSuffix(kind, "List") || len(kind) == len("List") {
+		return false
+	}
+	if doc == nil || doc.root == nil {
+		return false
+	}
+	items := childAt(doc.root, "items")
+	return items != nil && (items.Kind == yaml.SequenceNode || items.Kind == yaml.ScalarNode && items.Tag == "!!null")
+}
+
+// decodeList decodes each item of a List (what `kubectl get -o yaml` prints).
 func decodeList(inv *Inventory, doc *docNode, pos Position, raw []byte) *InputError {
 	var list struct {
 		Items []json.RawMessage `json:"items"`

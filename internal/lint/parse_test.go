@@ -136,6 +136,8 @@ func TestParseBadInput(t *testing.T) {
 		{"unrendered helm", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"x.fullname\" . }}\n", "f.yaml:4: looks like an unrendered Helm template"},
 		{"no kind", "apiVersion: v1\nmetadata: {name: x}\n", "f.yaml:1: object has no kind"},
 		{"no apiVersion", "kind: Pod\nmetadata: {name: x}\n", "f.yaml:1: Pod has no apiVersion"},
+		{"kind not a string", "apiVersion: v1\nkind:\n  name: Pod\n", "f.yaml:3: field kind: got a object, want string"},
+		{"numeric apiVersion", "apiVersion: 1\nkind: Pod\nmetadata: {name: x}\n", `f.yaml:1: unsupported apiVersion "1" for Pod`},
 		{"old apiVersion without template", "apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: x}\n", `f.yaml:1: unsupported apiVersion "extensions/v1beta1" for Deployment`},
 		{"not a mapping", "- a\n- b\n", "f.yaml:1: document is not a Kubernetes object"},
 		{"no name", "apiVersion: v1\nkind: Pod\nspec: {}\n", "f.yaml:1: Pod has no metadata.name"},

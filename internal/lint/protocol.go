@@ -60,7 +60,18 @@ func longLivedProtocol(c ContainerRef, r route) string {
 			}
 		}
 	}
+	if r.assumed && r.port.Name == "" {
+		return longLivedPortNumbers[r.port.Port]
+	}
 	return ""
+}
+
+// longLivedPortNumbers are the registered ports of long-lived protocols. They name the protocol of an
+// unnamed container port only when no Service is in view (an assumed route): a Service in view
+// names its ports, and lint reads those names.
+var longLivedPortNumbers = map[int32]string{
+	6379: "redis", 26379: "redis", 11211: "memcached", 5432: "postgres", 3306: "mysql", 27017: "mongodb",
+	9042: "cql", 2181: "zookeeper", 5672: "amqp", 1883: "mqtt", 9092: "kafka", 4222: "nats", 389: "ldap", 636: "ldaps",
 }
 
 // targetContainerPort is the port of container c that Service port p delivers to, if c declares it.

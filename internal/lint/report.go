@@ -13,6 +13,8 @@ type Report struct {
 	UnknownKinds int
 	// Problems is the input that could not be read; everything else was linted.
 	Problems []*InputError
+	// Hidden lists the hidden manifest files (.name.yaml) a directory walk skipped.
+	Hidden []Position
 	// FailOn is the threshold: findings at or above it fail the run.
 	FailOn Severity
 	// Version is the probegate version written into SARIF and JSON.
@@ -28,6 +30,11 @@ func NewReport(inv *Inventory, cfg Config, failOn Severity) *Report {
 		UnknownKinds: inv.UnknownKinds(),
 		Problems:     inv.Problems,
 		FailOn:       failOn,
+	}
+	for _, s := range inv.Skipped {
+		if s.Kind == HiddenFile {
+			r.Hidden = append(r.Hidden, s.Pos)
+		}
 	}
 	for _, f := range Lint(inv, cfg) {
 		if f.Suppressed != nil {

@@ -25,7 +25,7 @@ func init() {
 			"command with `ready` in it, a path declared in " + AnnotationDependencyCheckPaths + " or named like " +
 			"one): the pod leaves the Service long before a restart, and only a failure of the shared check that " +
 			"outlasts liveness's wait restarts it; whether the check is deep enough to fail that long only the " +
-			"application shows.",
+			"application shows." + noServiceText,
 		Fix: "Give liveness its own shallow endpoint that only checks the process can make progress (a " +
 			"heartbeat of the main loop) and let readiness check startup, draining, dependency budget and " +
 			"saturation; make liveness slower to fire (longer period, higher failureThreshold) than readiness.",
@@ -73,6 +73,7 @@ func checkIdenticalProbes(ctx *Context, w *Workload) []Finding {
 			f.Message += fmt.Sprintf("; liveness already waits (F−1)·P = %s, past readiness's worst withdrawal %s, and a startupProbe guards the start, so the pod leaves the Service long before a restart and only a failure of the shared check lasting %s restarts it",
 				fmtDur(lt.DetectionWindow().Earliest), fmtDur(withdrawn), fmtDur(lt.DetectionWindow().Earliest))
 		}
+		f.Message += noServiceNote(ctx, w)
 		f.Fix = sharedCheckFix(live, lt, rt, prop)
 		out = append(out, f)
 	}
@@ -80,8 +81,8 @@ func checkIdenticalProbes(ctx *Context, w *Workload) []Finding {
 }
 
 // identicalProbesReported reports whether PG001 finds container c: liveness and readiness run the
-// same check and a Service routes traffic to c (with no route, readiness withdraws nothing before a
-// restart).
+// same check and a Service routes traffic to c, or no Service is in view and c declares a port for
+// traffic (with no route, readiness withdraws nothing before a restart).
 func identicalProbesReported(ctx *Context, w *Workload, c ContainerRef) bool {
 	live, ready := c.LivenessProbe, c.ReadinessProbe
 	if live == nil || ready == nil || !hasHandler(live) || !handlersEqual(live, ready) {

@@ -136,7 +136,8 @@ func TestInitialDelayMeasuredColdStart(t *testing.T) {
 
 // TestInitialDelayFoldsIntoIdenticalProbes: when liveness runs readiness's check and a Service
 // routes to the container, PG001 reports the root cause (its finding states the bootstrap
-// consequence) and PG003 drops to info pointing at it: one finding per root cause. Without a route
+// consequence) and PG003 drops to info pointing at it: one finding per root cause. With no Service
+// in view the container is judged as routed, the same. When the Services in view route elsewhere,
 // PG001 is silent and PG003 stays a warning.
 func TestInitialDelayFoldsIntoIdenticalProbes(t *testing.T) {
 	const container = "        ports: [{name: http, containerPort: 10254}]\n" +
@@ -148,7 +149,8 @@ func TestInitialDelayFoldsIntoIdenticalProbes(t *testing.T) {
 		pg001      bool
 	}{
 		{"routed: PG001 carries the root cause", svcHTTP, Info, true},
-		{"no Service: PG003 alone says it", "", Warning, false},
+		{"no Service in view: judged as routed", "", Info, true},
+		{"Services route elsewhere: PG003 alone says it", strings.ReplaceAll(svcHTTP, "app: web", "app: other"), Warning, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := realManifest("Deployment", "web", "3", "", "        image: app:1\n"+container, tc.rest)

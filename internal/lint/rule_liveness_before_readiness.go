@@ -20,7 +20,7 @@ func init() {
 			"container carries long-lived connections (named as for PG009): a withdrawal moves none of them, so " +
 			"ordering liveness after readiness would spare only the new connections of the window. It is info, " +
 			"too, when only headless Services route to the container (as for PG009): a withdrawal changes only " +
-			"what new DNS lookups return, not where clients already connected send.",
+			"what new DNS lookups return, not where clients already connected send." + noServiceText,
 		Fix: "Make liveness react later than readiness: a longer periodSeconds and/or higher failureThreshold on " +
 			"liveness so that (F−1)·P of liveness exceeds F·P + timeout of readiness plus propagation (2 s by " +
 			"default) and any declared readiness lag (" + AnnotationReadinessLag + ").",
@@ -76,6 +76,7 @@ func checkLivenessBeforeReadiness(ctx *Context, w *Workload) []Finding {
 			f.PassShowsLittle = fmt.Sprintf("short-freeze thaws the pod after %s (the readiness withdrawal %s + %s), and liveness may first fire as late as %s, so a run without a restart can be the probes' phase",
 				fmtDur(hold), fmtDur(withdrawn), fmtDur(shortFreezeMargin), fmtDur(lw.Latest))
 		}
+		f.Message += noServiceNote(ctx, w)
 		f.Probe = string(Liveness)
 		f.Fix = fmt.Sprintf("set liveness failureThreshold ≥ %d (now %d) at periodSeconds %d, so (F−1)·P is at least the %s readiness withdrawal",
 			failureThresholdAbove(lt.Period, withdrawn), lt.Failure, seconds32(lt.Period), fmtDur(withdrawn))

@@ -22,7 +22,7 @@ func init() {
 			"it withholds, so requests fail with or without it; the probe still turns a hung pod's timeouts " +
 			"into quick refusals. It is info, too, when only headless Services route to the container (as for " +
 			"PG009): readiness then decides only which addresses a DNS lookup returns, to clients that are " +
-			"mostly scrapers, peers and client-side balancers that connect before they send.",
+			"mostly scrapers, peers and client-side balancers that connect before they send." + noServiceText,
 		Fix: "Add a readiness probe on an endpoint that fails while starting, draining, over the dependency " +
 			"budget or saturated, with a short period and a low failure threshold.",
 		Scenario: "cold-start",
@@ -52,6 +52,7 @@ func checkNoReadiness(ctx *Context, w *Workload) []Finding {
 			f.Severity = Info
 			f.Message += "; but " + headlessNote(routes[0])
 		}
+		f.Message += noServiceNote(ctx, w)
 		f.Fix = fmt.Sprintf("add to container %q a readinessProbe on port %s (an endpoint that fails while starting, draining or over its dependency budget) with periodSeconds 5 and failureThreshold 2",
 			c.Name, routeTarget(routes[0]))
 		out = append(out, f)

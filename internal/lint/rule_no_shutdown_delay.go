@@ -43,7 +43,7 @@ func init() {
 			"once, and so does a Service only scrapers call on a port named http that no prometheus.io/port " +
 			"annotation marks: lint cannot tell them apart " +
 			"and reports both; declare such a delay with " + AnnotationWithdrawal + " (the harness's timing " +
-			"oracle reads it too) or suppress the finding with a reason.",
+			"oracle reads it too) or suppress the finding with a reason." + noServiceText,
 		Fix: "Add a preStop hook that waits for withdrawal (the native `sleep` action, a few seconds above the " +
 			"measured propagation), or keep serving for a withdrawal delay after SIGTERM in the application " +
 			"and declare it with annotation " + AnnotationWithdrawal + ".",
@@ -120,6 +120,7 @@ func checkNoShutdownDelay(ctx *Context, w *Workload) []Finding {
 				c.Name, what, rt, proto)
 			f.Severity = Info
 		}
+		f.Message += noServiceNote(ctx, w)
 		sleep := withdrawalSleep(ctx.propagation(w))
 		f.Fix = fmt.Sprintf("add to container %q: lifecycle: {preStop: {sleep: {seconds: %d}}} (propagation %s + slack), or keep serving %s after SIGTERM in the app and declare %s: \"%d\"",
 			c.Name, seconds32(sleep), fmtDur(ctx.propagation(w)), fmtDur(sleep), AnnotationWithdrawal, seconds32(sleep))

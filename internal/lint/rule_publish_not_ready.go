@@ -27,7 +27,7 @@ func checkPublishNotReady(ctx *Context, w *Workload) []Finding {
 	for _, c := range w.Containers() {
 		for _, rt := range servedRoutes(ctx, w, c) {
 			s := rt.svc
-			if !s.Spec.PublishNotReadyAddresses || seen[s] {
+			if !s.Spec.PublishNotReadyAddresses || s.routingOnly || seen[s] {
 				continue
 			}
 			seen[s] = true

@@ -19,7 +19,8 @@ func init() {
 			"over a minute, which every request-level SLO notices. Readiness only matters where it steers " +
 			"traffic: when the Services that select the workload are in view and none routes user traffic to " +
 			"the container (only a StatefulSet's headless peer Service, or metrics ports), there is no finding; " +
-			"with no Service in view, lint cannot tell and reports it. When only headless Services route to the " +
+			"with no Service in view, lint reports it and says so, except for a StatefulSet, taken to be reached " +
+			"through its headless peer Service only. When only headless Services route to the " +
 			"container (as for PG009), the finding is info: readiness then decides only which addresses a DNS " +
 			"lookup returns, to clients that are mostly scrapers, peers and client-side balancers.",
 		Fix: "Use a short readiness period and a low failure threshold (for example periodSeconds 3–5, " +
@@ -38,8 +39,8 @@ func checkReadinessWindow(ctx *Context, w *Workload) []Finding {
 			continue
 		}
 		routes := servedRoutes(ctx, w, c)
-		if len(servicesSelecting(ctx.Inventory, w)) > 0 && len(routes) == 0 {
-			continue // Services select it, none sends it user traffic: readiness steers nothing
+		if len(routes) == 0 && (len(servicesSelecting(ctx, w)) > 0 || reachedByGoverningService(ctx, w)) {
+			continue // Services select it (or its headless peer Service is assumed to), none sends it user traffic: readiness steers nothing
 		}
 		t := timingOf(c.ReadinessProbe)
 		win := t.DetectionWindow()
@@ -53,6 +54,7 @@ func checkReadinessWindow(ctx *Context, w *Workload) []Finding {
 			f.Severity = Info
 			f.Message += "; but " + headlessNote(routes[0])
 		}
+		f.Message += noServiceNote(ctx, w)
 		f.Probe = string(Readiness)
 		f.Fix = readinessFix(t)
 		out = append(out, f)
