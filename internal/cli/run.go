@@ -45,7 +45,7 @@ second Ctrl-C skips the waiting (judging, slow cleanups) but still reverts the f
 
 A scenario the target does not take by its declaration (a database fault and no dependencies in
 the target file, a long-request scenario and no requests.takes, a stall and no stall endpoint, a
-Deployment rollout on a StatefulSet) or, in the default suite, that needs more nodes than the
+rollout of a workload kind whose rollouts are not built, such as a DaemonSet) or, in the default suite, that needs more nodes than the
 cluster has, is NOT APPLICABLE: listed with why, nothing deployed, not counted in the exit code.
 
 Exit codes: 0 every verdict of every applicable scenario passed, 1 a verdict failed, 3 nothing failed but some verdict was
