@@ -35,8 +35,8 @@ const (
 
 func init() {
 	Register(Definition{
-		Type:   TypeOverload,
-		Doc:    "raises the load's rate above the target's capacity for the fault's window",
+		Type: TypeOverload,
+		Doc:  "raises the load's rate above the target's capacity for the fault's window",
 		Params: []Param{
 			{Name: "rate", Kind: KindNumber, Doc: "the raised rate in requests per second (this or " + ParamCapacityMultiple + ")"},
 			{Name: ParamCapacityMultiple, Kind: KindNumber, Doc: "raise the load to this multiple of the target's capacity, measured on the " +
@@ -52,8 +52,8 @@ func init() {
 			}
 			return nil
 		},
-		Needs:  []Capability{NeedsLoad},
-		Proof:  fmt.Sprintf("the rate the load actually sent over the first seconds reached %g%% of the raised rate", overloadReached*100),
+		Needs: []Capability{NeedsLoad},
+		Proof: fmt.Sprintf("the rate the load actually sent over the first seconds reached %g%% of the raised rate", overloadReached*100),
 		Build: func(a Args) (Fault, error) {
 			v, _ := a.Param("rate")
 			rate, _ := strconv.ParseFloat(v, 64)

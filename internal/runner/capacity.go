@@ -97,7 +97,18 @@ func cloneParams(p map[string]string) map[string]string {
 func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.Capacity, error) {
 	sc := s.sc
 	var c reports.Capacity
+	missed := false
 	measure := func(ctx context.Context, rate float64) (maxrate.Step, error) {
+		// A step the target missed may have made it shed through readiness: the next step starts
+		// from a rested target, or it would measure the recovery.
+		var waited time.Duration
+		if missed {
+			t0 := time.Now()
+			if err := s.waitAllReady(ctx); err != nil {
+				s.log.Warn("capacity search", "err", err)
+			}
+			waited = time.Since(t0)
+		}
 		scratch := timeline.New(time.Now())
 		load, err := s.r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
 			URL: s.target.URL + path, Namespace: s.target.Namespace, Service: s.target.Service, Path: path,
@@ -121,6 +132,8 @@ func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.
 			c.HarnessLimit = rate
 			st.Note = "the harness fell behind its schedule"
 		}
+		st.Waited = waited
+		missed = st.Fidelity < capacityThreshold
 		return st, nil
 	}
 	start := float64(max(sc.Load.Rate, 10))
