@@ -276,7 +276,7 @@ func TestColdStartSetsAndRestoresBootstrap(t *testing.T) {
 	cs := fakeTarget()
 	bumpGeneration(cs)
 	tl := timeline.New(time.Now())
-	f := NewColdStart(Recorder{Timeline: tl}, cs, "ns", deploymentWorkload{client: cs, ns: "ns", name: "target"}, "", 25*time.Second)
+	f := NewColdStart(Recorder{Timeline: tl}, cs, "ns", deploymentWorkload(cs, "ns", "target"), "", 25*time.Second)
 	env := func() []corev1.EnvVar {
 		d, err := cs.AppsV1().Deployments("ns").Get(context.Background(), "target", metav1.GetOptions{})
 		if err != nil {
@@ -328,7 +328,7 @@ func TestColdStartMeasuresTheNewPodsBootstrap(t *testing.T) {
 	cs := fakeTarget()
 	bumpGeneration(cs)
 	tl := timeline.New(time.Now())
-	f := NewColdStart(Recorder{Timeline: tl, Name: "faults[0]"}, cs, "ns", deploymentWorkload{client: cs, ns: "ns", name: "target"}, "target", 25*time.Second)
+	f := NewColdStart(Recorder{Timeline: tl, Name: "faults[0]"}, cs, "ns", deploymentWorkload(cs, "ns", "target"), "target", 25*time.Second)
 	f.BootTimeout = 5 * time.Second
 	if err := f.Inject(context.Background()); err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestColdStartNoNewPodWithinTheBoundIsNotObserved(t *testing.T) {
 	cs := fakeTarget()
 	bumpGeneration(cs)
 	tl := timeline.New(time.Now())
-	f := NewColdStart(Recorder{Timeline: tl}, cs, "ns", deploymentWorkload{client: cs, ns: "ns", name: "target"}, "", 25*time.Second)
+	f := NewColdStart(Recorder{Timeline: tl}, cs, "ns", deploymentWorkload(cs, "ns", "target"), "", 25*time.Second)
 	f.BootTimeout = 100 * time.Millisecond
 	if err := f.Inject(context.Background()); err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func TestColdStartWithTheSettingAlreadyInPlaceIsNotObserved(t *testing.T) {
 	cs := fakeTarget()
 	bumpGeneration(cs)
 	tl := timeline.New(time.Now())
-	f := NewColdStart(Recorder{Timeline: tl}, cs, "ns", deploymentWorkload{client: cs, ns: "ns", name: "target"}, "", 25*time.Second)
+	f := NewColdStart(Recorder{Timeline: tl}, cs, "ns", deploymentWorkload(cs, "ns", "target"), "", 25*time.Second)
 	f.Env = "OTHER"
 	f.Bootstrap = 0
 	d, _ := cs.AppsV1().Deployments("ns").Get(context.Background(), "target", metav1.GetOptions{})
@@ -449,7 +449,7 @@ func TestBootProof(t *testing.T) {
 func TestRollingUpdatePatchesTheTemplate(t *testing.T) {
 	cs := fakeTarget()
 	tl := timeline.New(time.Now())
-	f := NewRollingUpdate(Recorder{Timeline: tl}, deploymentWorkload{client: cs, ns: "ns", name: "target"})
+	f := NewRollingUpdate(Recorder{Timeline: tl}, deploymentWorkload(cs, "ns", "target"))
 	if err := f.Inject(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ func TestRollingUpdateSeesTheControllerTakeTheNewGeneration(t *testing.T) {
 		return true, d, nil
 	})
 	tl := timeline.New(time.Now())
-	if err := NewRollingUpdate(Recorder{Timeline: tl}, deploymentWorkload{client: cs, ns: "ns", name: "target"}).Inject(context.Background()); err != nil {
+	if err := NewRollingUpdate(Recorder{Timeline: tl}, deploymentWorkload(cs, "ns", "target")).Inject(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	acts := tl.Filter(timeline.KindFault)

@@ -76,6 +76,7 @@ func TestBuildSkipsWhatTheTargetCannotTake(t *testing.T) {
 		TypeDBLatency: {Type: TypeDBLatency, Params: map[string]string{"latency": "2s"}},
 		TypeStall:     {Type: TypeStall, Duration: 25 * time.Second, Params: map[string]string{"pod": "random"}},
 		TypePodDelete: {Type: TypePodDelete, Params: map[string]string{"grace": "5s"}},
+		TypeOverload:  {Type: TypeOverload, Params: map[string]string{"rate": "400"}},
 	}
 	for _, d := range Definitions() {
 		spec, ok := specs[d.Type]

@@ -2,14 +2,12 @@ package faults
 
 import (
 	"context"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 )
 
 func init() {
@@ -17,54 +15,30 @@ func init() {
 		Kind: "Deployment",
 		Doc:  "a template change starts a rollout: new pods surge in, old ones are removed (maxSurge, maxUnavailable)",
 		Open: func(client kubernetes.Interface, namespace, name string) Workload {
-			return deploymentWorkload{client: client, ns: namespace, name: name}
+			return deploymentWorkload(client, namespace, name)
 		},
 	})
 }
 
-type deploymentWorkload struct {
-	client   kubernetes.Interface
-	ns, name string
+func deploymentWorkload(client kubernetes.Interface, ns, name string) Workload {
+	return typedWorkload[*appsv1.Deployment]{ns: ns, name: name, api: kindAPI[*appsv1.Deployment]{
+		kind: "Deployment",
+		get: func(ctx context.Context, ns, name string) (*appsv1.Deployment, error) {
+			return client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		},
+		update: func(ctx context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error) {
+			return client.AppsV1().Deployments(d.Namespace).Update(ctx, d, metav1.UpdateOptions{})
+		},
+		template:   func(d *appsv1.Deployment) *corev1.PodTemplateSpec { return &d.Spec.Template },
+		selector:   func(d *appsv1.Deployment) *metav1.LabelSelector { return d.Spec.Selector },
+		generation: func(d *appsv1.Deployment) int64 { return d.Generation },
+		progress:   deploymentProgress,
+	}}
 }
 
-func (w deploymentWorkload) Kind() string { return "Deployment" }
-func (w deploymentWorkload) Name() string { return w.name }
-
-func (w deploymentWorkload) UpdateTemplate(ctx context.Context, change func(*corev1.PodTemplateSpec) error) (int64, error) {
-	var gen int64
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		d, err := w.client.AppsV1().Deployments(w.ns).Get(ctx, w.name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if err := change(&d.Spec.Template); err != nil {
-			return err
-		}
-		d, err = w.client.AppsV1().Deployments(w.ns).Update(ctx, d, metav1.UpdateOptions{})
-		if err == nil {
-			gen = d.Generation
-		}
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("update deployment %s/%s: %w", w.ns, w.name, err)
-	}
-	return gen, nil
-}
-
-func (w deploymentWorkload) Selector(ctx context.Context) (string, error) {
-	d, err := w.client.AppsV1().Deployments(w.ns).Get(ctx, w.name, metav1.GetOptions{})
-	if err != nil {
-		return "", fmt.Errorf("get deployment %s/%s: %w", w.ns, w.name, err)
-	}
-	return selectorString("Deployment", w.name, d.Spec.Selector)
-}
-
-func (w deploymentWorkload) Progress(ctx context.Context) (Progress, error) {
-	d, err := w.client.AppsV1().Deployments(w.ns).Get(ctx, w.name, metav1.GetOptions{})
-	if err != nil {
-		return Progress{}, fmt.Errorf("get deployment %s/%s: %w", w.ns, w.name, err)
-	}
+// deploymentProgress reads a Deployment's rollout status; a rolling update may take out maxUnavailable
+// (25 % by default, rounded down), Recreate every pod.
+func deploymentProgress(d *appsv1.Deployment) (Progress, error) {
 	p := Progress{ObservedGeneration: d.Status.ObservedGeneration, Updated: d.Status.UpdatedReplicas,
 		Ready: d.Status.ReadyReplicas, Replicas: d.Status.Replicas}
 	if d.Spec.Replicas != nil {
@@ -80,7 +54,7 @@ func (w deploymentWorkload) Progress(ctx context.Context) (Progress, error) {
 	}
 	n, err := intstr.GetScaledValueFromIntOrPercent(&unavailable, int(p.Replicas), false)
 	if err != nil {
-		return p, fmt.Errorf("deployment %s/%s maxUnavailable: %w", w.ns, w.name, err)
+		return p, err
 	}
 	p.MaxUnavailable = int32(n)
 	return p, nil

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 )
 
 func init() {
@@ -18,66 +17,35 @@ func init() {
 		Doc: "a template change (RollingUpdate) replaces the pods one at a time from the highest ordinal down, each under its old name, " +
 			"down to the partition; with OnDelete nothing rolls by itself",
 		Open: func(client kubernetes.Interface, namespace, name string) Workload {
-			return statefulSetWorkload{client: client, ns: namespace, name: name}
+			return typedWorkload[*appsv1.StatefulSet]{ns: namespace, name: name, api: kindAPI[*appsv1.StatefulSet]{
+				kind: "StatefulSet",
+				get: func(ctx context.Context, ns, name string) (*appsv1.StatefulSet, error) {
+					return client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+				},
+				update: func(ctx context.Context, s *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
+					return client.AppsV1().StatefulSets(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
+				},
+				template:   func(s *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &s.Spec.Template },
+				selector:   func(s *appsv1.StatefulSet) *metav1.LabelSelector { return s.Spec.Selector },
+				generation: func(s *appsv1.StatefulSet) int64 { return s.Generation },
+				progress:   statefulSetProgress,
+			}}
 		},
 	})
 }
 
-type statefulSetWorkload struct {
-	client   kubernetes.Interface
-	ns, name string
-}
-
-func (w statefulSetWorkload) Kind() string { return "StatefulSet" }
-func (w statefulSetWorkload) Name() string { return w.name }
-
-func (w statefulSetWorkload) UpdateTemplate(ctx context.Context, change func(*corev1.PodTemplateSpec) error) (int64, error) {
-	var gen int64
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		s, err := w.client.AppsV1().StatefulSets(w.ns).Get(ctx, w.name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if err := change(&s.Spec.Template); err != nil {
-			return err
-		}
-		s, err = w.client.AppsV1().StatefulSets(w.ns).Update(ctx, s, metav1.UpdateOptions{})
-		if err == nil {
-			gen = s.Generation
-		}
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("update statefulset %s/%s: %w", w.ns, w.name, err)
-	}
-	return gen, nil
-}
-
-func (w statefulSetWorkload) Selector(ctx context.Context) (string, error) {
-	s, err := w.client.AppsV1().StatefulSets(w.ns).Get(ctx, w.name, metav1.GetOptions{})
-	if err != nil {
-		return "", fmt.Errorf("get statefulset %s/%s: %w", w.ns, w.name, err)
-	}
-	return selectorString("StatefulSet", w.name, s.Spec.Selector)
-}
-
-func (w statefulSetWorkload) Progress(ctx context.Context) (Progress, error) {
-	s, err := w.client.AppsV1().StatefulSets(w.ns).Get(ctx, w.name, metav1.GetOptions{})
-	if err != nil {
-		return Progress{}, fmt.Errorf("get statefulset %s/%s: %w", w.ns, w.name, err)
-	}
+// statefulSetProgress reads a StatefulSet's rollout status: it has no surge, and takes one pod out at
+// a time unless maxUnavailable (behind the MaxUnavailableStatefulSet gate) says more.
+func statefulSetProgress(s *appsv1.StatefulSet) (Progress, error) {
 	p := Progress{ObservedGeneration: s.Status.ObservedGeneration, Updated: s.Status.UpdatedReplicas,
-		Ready: s.Status.ReadyReplicas, Replicas: s.Status.Replicas}
+		Ready: s.Status.ReadyReplicas, Replicas: s.Status.Replicas, Rolls: statefulSetRolls(s), MaxUnavailable: 1}
 	if s.Spec.Replicas != nil {
 		p.Replicas = *s.Spec.Replicas
 	}
-	p.Rolls = statefulSetRolls(s)
-	// One pod at a time unless maxUnavailable (behind the MaxUnavailableStatefulSet gate) says more.
-	p.MaxUnavailable = 1
 	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
 		n, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxUnavailable, int(p.Replicas), false)
 		if err != nil {
-			return p, fmt.Errorf("statefulset %s/%s maxUnavailable: %w", w.ns, w.name, err)
+			return p, err
 		}
 		p.MaxUnavailable = int32(max(n, 1))
 	}

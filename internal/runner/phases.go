@@ -328,12 +328,19 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 	for i, f := range sc.Faults {
 		if f.Until != "" {
 			var why string
-			if f, why = holdUntil(sc, f, s.pod); why != "" {
+			var load time.Duration
+			if f, load, why = holdUntil(&resolved, f, s.pod); why != "" {
 				planned = append(planned, &plannedFault{Index: i, Spec: f, Skip: why}) // the schedule records and logs the skip
 				continue
 			}
 			resolved.Faults[i] = f
 			s.log.Info("fault held until the target's own timing", "fault", fmt.Sprintf("faults[%d] %s", i, f.Type), "until", f.Until, "for", f.Duration)
+			if load != resolved.Load.Duration {
+				note := fmt.Sprintf("load %s → %s: faults[%d] %s is held %s, until the target's readiness has withdrawn the pod at worst", resolved.Load.Duration, load, i, f.Type, f.Duration)
+				s.log.Info("sized to the target", "change", note)
+				s.mark("sized", note)
+				resolved.Load.Duration = load
+			}
 		}
 		env := faultEnv{
 			Index: i, Conn: r.Conn, Target: s.target, Timeline: s.tl,

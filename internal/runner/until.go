@@ -22,33 +22,41 @@ func scenarioOracle(sc *scenario.Scenario, pod *corev1.Pod) (oracle.Oracle, erro
 	return oracle.ForPod(pod, opts)
 }
 
+// maxHeldLoad bounds how long a load may grow to cover a held fault.
+const maxHeldLoad = 5 * time.Minute
+
 // holdUntil resolves a fault's Until from the deployed pod's own probes: the returned fault's
-// Duration is that moment after the injection plus the file's Duration (the margin). It returns the
-// fault unchanged with a skip reason instead when the pod's probes give no such moment or the hold
-// would outlast the load.
-func holdUntil(sc *scenario.Scenario, f scenario.Fault, pod *corev1.Pod) (scenario.Fault, string) {
+// Duration is that moment after the injection plus the file's Duration (the margin). When the hold
+// outlasts the load, the load grows with it, keeping the stretch the file gives after the fault
+// (load is the load's duration to run). It returns the fault unchanged with a skip reason instead
+// when the pod's probes give no such moment or the load would grow past maxHeldLoad.
+func holdUntil(sc *scenario.Scenario, f scenario.Fault, pod *corev1.Pod) (held scenario.Fault, load time.Duration, skip string) {
+	load = sc.Load.Duration
 	if pod == nil {
-		return f, "no live target pod to read the probe timing from"
+		return f, load, "no live target pod to read the probe timing from"
 	}
 	o, err := scenarioOracle(sc, pod)
 	if err != nil {
-		return f, fmt.Sprintf("probe timing of the target: %v", err)
+		return f, load, fmt.Sprintf("probe timing of the target: %v", err)
 	}
 	switch f.Until {
 	case scenario.UntilReadinessWithdrawn:
 		if o.Readiness == nil {
-			return f, "the target has no readiness probe: nothing withdraws it, so there is no moment to hold the fault until"
+			return f, load, "the target has no readiness probe: nothing withdraws it, so there is no moment to hold the fault until"
 		}
-		held := f
+		held = f
 		hold := o.Readiness.Detection.Deadline()
 		held.Duration += hold
-		if held.End() > sc.Load.Duration {
-			return f, fmt.Sprintf("held until readiness has withdrawn the pod at worst (%s after it starts, %s with the margin), the fault would end at %s, after the load ends at %s",
-				hold, held.Duration, held.End(), sc.Load.Duration)
+		if held.End() > load {
+			load = held.End() + max(sc.Load.Duration-f.End(), 0)
 		}
-		return held, ""
+		if load > maxHeldLoad {
+			return f, sc.Load.Duration, fmt.Sprintf("held until readiness has withdrawn the pod at worst (%s after it starts, %s with the margin), the load would run %s, longer than the %s a held fault may stretch it to",
+				hold, held.Duration, load, maxHeldLoad)
+		}
+		return held, load, ""
 	}
-	return f, fmt.Sprintf("unknown moment %q to hold the fault until", f.Until)
+	return f, load, fmt.Sprintf("unknown moment %q to hold the fault until", f.Until)
 }
 
 // sizeToTarget returns sc with every fault that says AtLeast stretched, when its file's duration is

@@ -20,8 +20,8 @@ func probedPod(readiness *corev1.Probe) *corev1.Pod {
 }
 
 // A fault held until readiness has withdrawn the pod lasts the pod's own worst withdrawal
-// (F × P + timeout + propagation) plus the file's margin; without a readiness probe, or past the
-// load's end, it is skipped with the reason.
+// (F × P + timeout + propagation) plus the file's margin, and the load grows to cover it; without
+// a readiness probe, or past what a load may grow to, it is skipped with the reason.
 func TestHoldUntilReadinessWithdrawn(t *testing.T) {
 	sc := &scenario.Scenario{Load: scenario.Load{Duration: 60 * time.Second}}
 	f := scenario.Fault{Type: "freeze", At: 5 * time.Second, Duration: 2 * time.Second, Until: scenario.UntilReadinessWithdrawn}
@@ -33,18 +33,25 @@ func TestHoldUntilReadinessWithdrawn(t *testing.T) {
 		name string
 		pod  *corev1.Pod
 		want time.Duration
+		load time.Duration
 		skip string
 	}{
 		// 2 × 1 s + 1 s timeout + 2 s default propagation + 2 s margin.
-		{"fixture's readiness", probedPod(ready(1, 2, 1)), 7 * time.Second, ""},
+		{"fixture's readiness", probedPod(ready(1, 2, 1)), 7 * time.Second, 60 * time.Second, ""},
 		// 3 × 5 s + 1 s + 2 s + 2 s.
-		{"identical probes", probedPod(ready(5, 3, 1)), 20 * time.Second, ""},
-		{"no readiness probe", probedPod(nil), 0, "no readiness probe"},
-		// 3 × 20 s + 2 s + 2 s + 2 s = 66 s from 5 s: past the 60 s load.
-		{"longer than the load", probedPod(ready(20, 3, 2)), 0, "after the load ends"},
-		{"no pod", nil, 0, "no live target pod"},
+		{"identical probes", probedPod(ready(5, 3, 1)), 20 * time.Second, 60 * time.Second, ""},
+		{"no readiness probe", probedPod(nil), 0, 0, "no readiness probe"},
+		// 3 × 20 s + 2 s + 2 s + 2 s = 66 s from 5 s, past the 60 s load: the load grows to the
+		// fault's end (71 s) + the 53 s the file runs after its fault.
+		{"longer than the load", probedPod(ready(20, 3, 2)), 66 * time.Second, 124 * time.Second, ""},
+		// etcd's upstream readiness: 30 × 5 s + 5 s + 2 s + 2 s = 159 s; a 60 s period would be 30 min.
+		{"past what a load may grow to", probedPod(ready(60, 30, 5)), 0, 0, "longer than the 5m0s"},
+		{"no pod", nil, 0, 0, "no live target pod"},
 	} {
-		got, skip := holdUntil(sc, f, c.pod)
+		got, load, skip := holdUntil(sc, f, c.pod)
+		if c.skip == "" && skip == "" && load != c.load {
+			t.Errorf("%s: load %s, want %s", c.name, load, c.load)
+		}
 		switch {
 		case c.skip != "":
 			if !strings.Contains(skip, c.skip) {
