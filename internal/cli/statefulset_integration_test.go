@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probegate/probegate/internal/testcluster"
 	"github.com/probegate/probegate/internal/timeline"
@@ -18,10 +22,22 @@ import (
 // another pod (its next incarnation); the broken one FAILs both for its two mistakes: it exits at
 // once on SIGTERM (requests lost in the rollout) and its liveness guards a slow bootstrap with an
 // initial delay only (killed while it boots cold). Each mistake alone is its own target file
-// (no-drain, no-startup-probe). The runs go one after the other: the CLI's main is not re-entrant.
+// (no-drain, no-startup-probe). The two runs are two processes of the built binary, side by side
+// (the second starts once the first holds its port slots: slots are claimed by the Services on the
+// cluster), so the test costs one run's time, not two.
 func TestIntegrationStatefulSetRollouts(t *testing.T) {
 	testcluster.Require(t)
-	for _, tc := range []struct {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "probegate")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/probegate")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build probegate: %v\n%s", err, out)
+	}
+	for i, tc := range []struct {
 		target string
 		code   int
 		fails  map[string][]string // scenario → rules that must FAIL; every other verdict must PASS
@@ -31,10 +47,23 @@ func TestIntegrationStatefulSetRollouts(t *testing.T) {
 			"cold-start": {"startup-not-killed"}}},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
+			t.Parallel()
+			time.Sleep(time.Duration(i) * statefulSetStagger)
 			out := filepath.Join(t.TempDir(), "out")
-			target := filepath.Join("..", "..", "fixtures", "statefulset", tc.target+".target.yaml")
-			code, stdout, stderr := runMain(t, "run", "--target", target, "--scenario", "rolling-update-under-load", "--scenario", "cold-start", "--out", out)
-			t.Logf("stdout:\n%s\nstderr (tail): %s", stdout, tail(stderr, 2000))
+			cmd := exec.Command(bin, "run", "--target", filepath.Join("fixtures", "statefulset", tc.target+".target.yaml"),
+				"--scenario", "rolling-update-under-load", "--scenario", "cold-start", "--out", out)
+			cmd.Dir = root
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			code := 0
+			if err := cmd.Run(); err != nil {
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) {
+					t.Fatalf("run: %v", err)
+				}
+				code = exit.ExitCode()
+			}
+			t.Logf("stdout:\n%s\nstderr (tail): %s", stdout.String(), tail(stderr.String(), 2000))
 			rep, err := reports.LoadDir(out)
 			if err != nil {
 				t.Fatal(err)
@@ -61,6 +90,9 @@ func TestIntegrationStatefulSetRollouts(t *testing.T) {
 		})
 	}
 }
+
+// statefulSetStagger is how long the second run waits: until the first has created its Services.
+const statefulSetStagger = 20 * time.Second
 
 // replacedUnderNewNames checks that the rollout's replacements, which keep their pods' names, are
 // other pods on the timeline: a second incarnation was created for each pod that was replaced.

@@ -22,11 +22,11 @@ import (
 // Capacity search: before the load of a scenario whose overload names a multiple of the target's
 // capacity, the runner measures that capacity on the scenario's own request: short constant-rate
 // steps up a ladder (maxrate.Search), a step held when nearly every request it planned was sent on
-// time and answered OK within capacityKnee. The capacity is the highest rate held. A step the
+// time and answered OK within capacityKnee, from twice the scenario's own rate. The capacity is the highest rate held. A step the
 // harness itself could not send on time says nothing about the target: the search stops there, and
 // the capacity is only known to be at least the last rate held ("not saturated").
 const (
-	capacityStep      = 3 * time.Second
+	capacityStep      = 2 * time.Second
 	capacityBudget    = 45 * time.Second
 	capacityThreshold = 0.95
 	// capacityKnee is how long an answer may take and still count as served: past it the target
@@ -136,7 +136,9 @@ func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.
 		missed = st.Fidelity < capacityThreshold
 		return st, nil
 	}
-	start := float64(max(sc.Load.Rate, 10))
+	// The scenario's own rate is what the target serves through the whole run: the ladder starts
+	// one step above it.
+	start := float64(2 * max(sc.Load.Rate, 10))
 	res, err := maxrate.Search(ctx, maxrate.Options{
 		Start: start, Min: 1, Max: 20000, Factor: 2, Threshold: capacityThreshold, Resolution: 0.25,
 		Budget: capacityBudget, StepCost: capacityStep + 2*time.Second,
