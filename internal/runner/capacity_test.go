@@ -15,9 +15,10 @@ func TestOverloadRateFromCapacity(t *testing.T) {
 		words string
 	}{
 		{reports.Capacity{Rate: 150, Saturated: true}, 2, 300, "a higher rate was not served"},
-		// The harness fell behind at 1200 rps: the overload cannot ask for more than it can send.
-		{reports.Capacity{Rate: 800, HarnessLimit: 1200}, 2, 1200, "the harness fell behind at 1200 rps"},
-		{reports.Capacity{Rate: 2000}, 2, 4000, "not saturated within the search"},
+		// The harness fell behind at 1200 rps: the overload asks for no more than it sent on time.
+		{reports.Capacity{Rate: 800, HarnessLimit: 1200}, 2, 800, "the harness fell behind at 1200 rps"},
+		// Past what the harness keeps and judges: capped, and reported not saturated.
+		{reports.Capacity{Rate: 1920}, 2, capacityMax, "not saturated within the search"},
 	} {
 		if got := overloadRate(tc.c, tc.mult); got != tc.want {
 			t.Errorf("%+v × %g: %g, want %g", tc.c, tc.mult, got, tc.want)
