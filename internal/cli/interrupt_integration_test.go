@@ -40,12 +40,7 @@ func TestIntegrationInterruptRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "probegate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/probegate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build probegate: %v\n%s", err, out)
-	}
+	bin := buildProbegate(t, root)
 
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(bin, "run", "--scenario", "db-slowness", "--out", out)
@@ -256,4 +251,17 @@ func toxicCount(apiURL string) (int, error) {
 		return 0, err
 	}
 	return len(toxics), nil
+}
+
+// buildProbegate builds the probegate binary from the repository at root into a test directory,
+// for tests that run it as its own process (a signal, runs side by side).
+func buildProbegate(t *testing.T, root string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "probegate")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/probegate")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build probegate: %v\n%s", err, out)
+	}
+	return bin
 }

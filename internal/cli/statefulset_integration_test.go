@@ -31,12 +31,7 @@ func TestIntegrationStatefulSetRollouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "probegate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/probegate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build probegate: %v\n%s", err, out)
-	}
+	bin := buildProbegate(t, root)
 	for i, tc := range []struct {
 		target string
 		code   int

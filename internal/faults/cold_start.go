@@ -338,19 +338,6 @@ func (c *ColdStart) newPods(pods []corev1.Pod, before map[types.UID]bool) []core
 	return out
 }
 
-// podUIDs returns the UIDs of the workload's pods now.
-func (c *ColdStart) podUIDs(ctx context.Context) (map[types.UID]bool, error) {
-	pods, err := podsOf(ctx, c.Client, c.Namespace, c.Workload)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[types.UID]bool, len(pods))
-	for _, p := range pods {
-		out[p.UID] = true
-	}
-	return out, nil
-}
-
 func (c *ColdStart) what() string {
 	return strings.ToLower(c.Workload.Kind()) + " " + c.Workload.Name()
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -83,21 +84,13 @@ func (s *scenarioRun) sizeOverloads(ctx context.Context, path string) (*scenario
 			continue
 		}
 		mult, _ := strconv.ParseFloat(m, 64)
-		f.Params = cloneParams(f.Params)
+		f.Params = maps.Clone(f.Params)
 		f.Params["rate"] = strconv.FormatFloat(overloadRate(c, mult), 'f', 0, 64)
 		f.Params[faults.ParamCapacity] = strconv.FormatFloat(c.Rate, 'f', 0, 64)
 		out.Faults[i] = f
 		s.log.Info("overload sized to the target", "fault", fmt.Sprintf("faults[%d]", i), "multiple", m, "rate", f.Params["rate"])
 	}
 	return &out, nil
-}
-
-func cloneParams(p map[string]string) map[string]string {
-	out := make(map[string]string, len(p)+2)
-	for k, v := range p {
-		out[k] = v
-	}
-	return out
 }
 
 // searchCapacity runs the step search with the scenario's own request.
