@@ -43,6 +43,10 @@ func TestRecordsEachRequestsConnection(t *testing.T) {
 		if q.Conn == "" || q.Conn != remote[seq] {
 			t.Fatalf("request %d: conn %q, server saw %q", q.Seq, q.Conn, remote[seq])
 		}
+		// A connection per request is dialed after the request started, and before it ended.
+		if ct, ok := q.ConnT(); !ok || ct < q.T || ct > q.End() {
+			t.Fatalf("request %d at %v (to %v): connection opened at %v (dated %v)", q.Seq, q.T, q.End(), ct, ok)
+		}
 		if q.OK() {
 			if q.Pod != "pod-"+seq || q.PodFrom != timeline.PodFromHeader {
 				t.Fatalf("request %d: pod %q from %q", q.Seq, q.Pod, q.PodFrom)

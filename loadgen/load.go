@@ -241,7 +241,8 @@ func (rec *recorder) record(res *vegeta.Result) timeline.Request {
 		Status:  int(res.Code),
 		Bytes:   res.BytesIn,
 	}
-	q.Conn = rec.conns.take(res.Seq)
+	conn := rec.conns.take(res.Seq)
+	q.Conn, q.ConnAt = conn.local, conn.opened
 	q.Error = classify(q.Status, res.Error)
 	if q.Error != timeline.ErrNone && q.Error != timeline.ErrHTTP5xx && q.Error != timeline.ErrHTTPOther {
 		q.Detail = trimURL(res.Error)

@@ -22,27 +22,52 @@ const (
 	vegetaSeqHeader = "X-Vegeta-Seq"
 )
 
-// connTable holds each request's connection local address by vegeta's sequence number (the
-// X-Vegeta-Seq request header) until the recorder takes it: vegeta keeps no response and only the
-// error's text of a failed request, so the table is how a failed request's connection is known.
+// connTable holds each request's connection (its local address and when it was opened) by
+// vegeta's sequence number (the X-Vegeta-Seq request header) until the recorder takes it: vegeta
+// keeps no response and only the error's text of a failed request, so the table is how a failed
+// request's connection is known.
 type connTable struct{ m sync.Map }
 
-func (t *connTable) put(seq, local string) {
-	if t != nil && seq != "" && local != "" {
-		t.m.Store(seq, local)
+// connInfo is the connection a request's last attempt went over.
+type connInfo struct {
+	local  string
+	opened time.Time // when its dial began; zero when unknown
+}
+
+func (t *connTable) put(seq string, c connInfo) {
+	if t != nil && seq != "" && c.local != "" {
+		t.m.Store(seq, c)
 	}
 }
 
-// take returns and forgets the local address recorded for seq ("" when none).
-func (t *connTable) take(seq uint64) string {
+// take returns and forgets the connection recorded for seq (zero when none).
+func (t *connTable) take(seq uint64) connInfo {
 	if t == nil {
-		return ""
+		return connInfo{}
 	}
 	v, ok := t.m.LoadAndDelete(strconv.FormatUint(seq, 10))
 	if !ok {
-		return ""
+		return connInfo{}
 	}
-	return v.(string)
+	return v.(connInfo)
+}
+
+// timedConn is a connection that knows when it was opened — when its dial began, the instant its
+// first SYN left, which is when the node's DNAT chose its pod: the dialer wraps every connection it
+// makes, so a request's trace can date its connection. A connection dialed for one request may
+// carry another (net/http hands a dial that finished after its request was served to the next
+// request that waits), so "a new connection" is dated by this, not by the request's start.
+type timedConn struct {
+	net.Conn
+	opened time.Time
+}
+
+// openedAt is when c was opened, zero when c was not made by the loadgen's dialer.
+func openedAt(c net.Conn) time.Time {
+	if tc, ok := c.(*timedConn); ok {
+		return tc.opened
+	}
+	return time.Time{}
 }
 
 // connTracer wraps a transport to note, via httptrace, whether each request reused a connection,
@@ -59,21 +84,22 @@ func (c connTracer) RoundTrip(req *http.Request) (*http.Response, error) {
 		mu       sync.Mutex
 		reused   bool
 		attempts int
-		local    string
+		conn     connInfo
 	)
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		mu.Lock()
 		defer mu.Unlock()
 		reused = info.Reused
 		attempts++
+		conn = connInfo{}
 		if info.Conn != nil && info.Conn.LocalAddr() != nil {
-			local = info.Conn.LocalAddr().String()
+			conn = connInfo{local: info.Conn.LocalAddr().String(), opened: openedAt(info.Conn)}
 		}
 	}}
 	resp, err := c.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 	mu.Lock()
 	defer mu.Unlock()
-	c.conns.put(req.Header.Get(vegetaSeqHeader), local)
+	c.conns.put(req.Header.Get(vegetaSeqHeader), conn)
 	if resp != nil {
 		if resp.Header == nil {
 			resp.Header = http.Header{}
@@ -100,7 +126,12 @@ func loopbackDial(d *net.Dialer, allow string) func(ctx context.Context, network
 		if err := checkHost(host, allow); err != nil {
 			return nil, fmt.Errorf("loadgen dial %s: %w", addr, err)
 		}
-		return d.DialContext(ctx, network, addr)
+		began := time.Now()
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &timedConn{Conn: c, opened: began}, nil
 	}
 }
 

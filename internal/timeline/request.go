@@ -32,8 +32,16 @@ type Request struct {
 	PodFrom string `json:"podFrom,omitempty"`
 	// Conn is the client's local address (ip:port) of the connection the request's last attempt
 	// went over, "" when no connection was made.
-	Conn  string `json:"conn,omitempty"`
-	Bytes uint64 `json:"bytes"`
+	Conn string `json:"conn,omitempty"`
+	// ConnAt is when that connection was opened (its dial began: its first SYN, on which kube-proxy's
+	// DNAT chose the pod, left then), zero when unknown. A request
+	// on a "new" connection (not Reused) can still go over one opened before the request started:
+	// net/http gives a dial that finished too late for its own request to the next one waiting.
+	ConnAt time.Time `json:"connAt,omitzero"`
+	// FlowAt is when the node's conntrack reported the connection's NEW flow (its DNAT to the pod,
+	// as conntrack's listener received the event), zero when no timed flow was matched.
+	FlowAt time.Time `json:"flowAt,omitzero"`
+	Bytes  uint64    `json:"bytes"`
 	// Reused is true when the request went over a kept-alive connection (when known).
 	Reused bool `json:"reused,omitempty"`
 	// Source names where the request was sent from when not from probegate's own process: the
@@ -62,6 +70,23 @@ func (r Request) Class() ErrorClass {
 		return ErrHTTPOther
 	}
 	return ErrOther
+}
+
+// ConnT is when the request's connection was opened, as an offset from the timeline's start; ok is
+// false when that is unknown (a request from before connections were dated, or none made).
+func (r Request) ConnT() (t time.Duration, ok bool) {
+	if r.ConnAt.IsZero() || r.Start.IsZero() {
+		return 0, false
+	}
+	return r.T + r.ConnAt.Sub(r.Start), true
+}
+
+// FlowT is when conntrack reported the request's flow, as an offset from the timeline's start.
+func (r Request) FlowT() (t time.Duration, ok bool) {
+	if r.FlowAt.IsZero() || r.Start.IsZero() {
+		return 0, false
+	}
+	return r.T + r.FlowAt.Sub(r.Start), true
 }
 
 // End is the instant the response completed, as an offset from the timeline's start.

@@ -206,6 +206,9 @@ func (g *Group) readStream(ctx context.Context, m *member) error {
 		case line.Request != nil:
 			q := *line.Request
 			q.Start = q.Start.Add(-m.offset)
+			if !q.ConnAt.IsZero() {
+				q.ConnAt = q.ConnAt.Add(-m.offset)
+			}
 			q.Source = m.source
 			g.mu.Lock()
 			g.reqs = append(g.reqs, q)

@@ -37,10 +37,11 @@ func Attribute(reqs []timeline.Request, flows []Flow, entries []timeline.Entry) 
 		if !q.Reached() {
 			continue
 		}
-		pod := podOf(q, byClient, pods)
+		pod, flow := podOf(q, byClient, pods)
 		if pod == "" {
 			continue
 		}
+		out[i].FlowAt = flow.At
 		sum.Found++
 		switch {
 		case q.Pod == "":
@@ -66,31 +67,77 @@ func Attribute(reqs []timeline.Request, flows []Flow, entries []timeline.Entry) 
 	return out, sum
 }
 
-// podOf is the pod request q's connection was DNAT'd to, "" when unknown: the latest flow from
-// q's local address seen by the time q completed (a kept-alive connection was opened before the
-// request; a client port may be reused by a later connection), else an untimed flow from a table
-// listing; then the pod that had the flow's backend address at the time.
-func podOf(q timeline.Request, byClient map[netip.AddrPort][]Flow, pods timeline.AddressBook) string {
+// dialWindow bounds how long after its dial began a connection's NEW flow is reported: the first
+// SYN creates the flow as it passes the node (a dial that waited for a CPU can send it late), and
+// the listener receives the event after that.
+const dialWindow = 3 * time.Second
+
+// clockSlack is how much earlier than the dial's start a flow's report may read: the node's
+// listener and the load generator read the same host clock, at different moments.
+const clockSlack = 50 * time.Millisecond
+
+// podOf is the pod request q's connection was DNAT'd to, "" when unknown, and the flow it used.
+// A request whose connection's opening the load generator recorded (ConnAt, when the dial began)
+// takes the timed flow from its local address reported nearest after that opening, within
+// dialWindow + flowSlack: a client port is reused by later connections, and the flow of an earlier connection on the
+// same port names whichever pod that one went to. Without a timed flow there, an untimed flow from
+// the table listing counts only when no timed flow came from the port at all; else the request is
+// left unattributed rather than tied to another connection's pod. A request without ConnAt takes the
+// latest flow from its local address seen by the time it completed (a kept-alive connection was
+// opened before the request), else an untimed flow. The pod is the one that had the flow's backend
+// address at the time.
+func podOf(q timeline.Request, byClient map[netip.AddrPort][]Flow, pods timeline.AddressBook) (string, *Flow) {
 	client, err := netip.ParseAddrPort(q.Conn)
 	if err != nil {
-		return ""
+		return "", nil
 	}
-	end := q.Start.Add(q.Latency + flowSlack)
-	var flow *Flow
-	for i, f := range byClient[client] {
-		switch {
-		case f.At.IsZero():
-			if flow == nil {
-				flow = &byClient[client][i]
+	fs := byClient[client]
+	var flow, untimed *Flow
+	timed := false
+	if opened := q.ConnAt; !opened.IsZero() {
+		for i, f := range fs {
+			switch {
+			case f.At.IsZero():
+				if untimed == nil {
+					untimed = &fs[i]
+				}
+			default:
+				timed = true
+				if f.At.Before(opened.Add(-clockSlack)) || f.At.After(opened.Add(dialWindow+flowSlack)) {
+					continue
+				}
+				if flow == nil || absDur(f.At.Sub(opened)) < absDur(flow.At.Sub(opened)) {
+					flow = &fs[i]
+				}
 			}
-		case !f.At.After(end):
-			flow = &byClient[client][i]
+		}
+		if flow == nil && !timed {
+			flow = untimed
+		}
+	} else {
+		end := q.Start.Add(q.Latency + flowSlack)
+		for i, f := range fs {
+			switch {
+			case f.At.IsZero():
+				if flow == nil {
+					flow = &fs[i]
+				}
+			case !f.At.After(end):
+				flow = &fs[i]
+			}
 		}
 	}
 	if flow == nil {
-		return ""
+		return "", nil
 	}
-	return pods.PodAt(flow.Backend.Addr(), q.T)
+	return pods.PodAt(flow.Backend.Addr(), q.T), flow
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 func ratio(n, d int) float64 {

@@ -161,3 +161,57 @@ func TestWatcherRunsAndStopsTheNodeStream(t *testing.T) {
 		t.Fatalf("stream not filtered on the NodePort: %q", calls)
 	}
 }
+
+// TestAttributeDatesTheConnection is issue #31's third explanation: a client port reused, the
+// later connection's NEW event lost (or reported too late). Undated, the request takes the earlier
+// connection's flow and with it another pod; dated by its connection's opening, it takes the flow
+// reported nearest after that opening, or none, never an earlier connection's.
+func TestAttributeDatesTheConnection(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	entries := []timeline.Entry{endpoint(0, "web-a", "10.244.0.5"), endpoint(0, "web-b", "10.244.0.6")}
+	flow := func(s float64, client, backend string) Flow {
+		f := Flow{Client: netip.MustParseAddrPort(client), Service: netip.MustParseAddrPort("172.29.0.2:30080"),
+			Backend: netip.MustParseAddrPort(backend)}
+		if s >= 0 {
+			f.At = at(s)
+		}
+		return f
+	}
+	flows := []Flow{
+		flow(10.001, "172.29.0.1:40000", "10.244.0.5:8080"), // the port's first connection, to web-a
+		flow(12.402, "172.29.0.1:40000", "10.244.0.6:8080"), // its reuse at 12.4 s, to web-b
+		flow(11.001, "172.29.0.1:40001", "10.244.0.5:8080"), // a first connection; its reuse's event was lost
+		flow(-1, "172.29.0.1:40002", "10.244.0.6:8080"),     // listed only, the port's one connection
+	}
+	req := func(seq uint64, s, opened float64, conn string) timeline.Request {
+		q := timeline.Request{Seq: seq, T: time.Duration(s * float64(time.Second)), Start: at(s), Latency: 100 * time.Millisecond, Status: 200, Conn: conn}
+		if opened >= 0 {
+			q.ConnAt = at(opened)
+		}
+		return q
+	}
+	reqs := []timeline.Request{
+		req(0, 12.4, 12.4, "172.29.0.1:40000"),  // its own flow: web-b
+		req(1, 12.0, 11.95, "172.29.0.1:40001"), // reuse, event lost: undated it would be web-a's flow
+		req(2, 12.0, -1, "172.29.0.1:40001"),    // the same, undated (an old timeline): web-a, as before
+		req(3, 13.0, 13.0, "172.29.0.1:40002"),  // no timed flow from the port at all: the listing
+		req(4, 10.5, 10.0, "172.29.0.1:40000"),  // a connection opened before its request: its flow at 10.001
+	}
+	got, _ := Attribute(reqs, flows, entries)
+	want := []struct {
+		pod    string
+		flowAt float64
+	}{{"web-b", 12.402}, {"", -1}, {"web-a", 11.001}, {"web-b", -1}, {"web-a", 10.001}}
+	for i, w := range want {
+		if got[i].Pod != w.pod {
+			t.Errorf("request %d: pod %q, want %q", i, got[i].Pod, w.pod)
+		}
+		if w.flowAt >= 0 && !got[i].FlowAt.Equal(at(w.flowAt)) {
+			t.Errorf("request %d: flow at %v, want %v", i, got[i].FlowAt.Sub(t0), at(w.flowAt).Sub(t0))
+		}
+		if w.flowAt < 0 && !got[i].FlowAt.IsZero() {
+			t.Errorf("request %d: flow at %v, want none", i, got[i].FlowAt.Sub(t0))
+		}
+	}
+}
