@@ -25,6 +25,12 @@ type containerExit struct {
 	ExitCode  *int32
 	Reason    string
 	Finished  *time.Duration
+	// Deletion marks an exit known only from the pod's deleted mark: no terminated state was seen,
+	// so there is no exit code and no finishedAt, and T is later than the exit by an unknown time.
+	Deletion bool
+	// Recovered marks an exit (or deletion) that came from a relist after a watch gap: for a
+	// deletion, the relist's tombstone, which carries only the relist's time.
+	Recovered bool
 }
 
 // latestExit is the latest the process can have exited: the reported finishedAt rounded up to its
@@ -34,6 +40,15 @@ func (x containerExit) latestExit() time.Duration {
 		return min(x.T, *x.Finished+time.Second)
 	}
 	return x.T
+}
+
+// earliestExit is the earliest the process can have exited: the reported finishedAt, which the API
+// truncates to its second. False when the status reported none (or only the deletion was seen).
+func (x containerExit) earliestExit() (time.Duration, bool) {
+	if x.Finished == nil || x.Deletion {
+		return 0, false
+	}
+	return min(*x.Finished, x.T), true
 }
 
 // podLife is what the timeline says about one pod's lifecycle.
@@ -53,11 +68,13 @@ type podLife struct {
 	DeletingAt time.Duration
 	// Started is when a container first reported started=true (its startup probe passed), by
 	// container name.
-	Started  map[string]mark
-	Grace    *time.Duration
-	Exits    []containerExit
-	Deleted  *mark
-	Restarts []timeline.Entry
+	Started map[string]mark
+	Grace   *time.Duration
+	Exits   []containerExit
+	Deleted *mark
+	// DeletedRecovered marks a deletion known only from a relist after a watch gap (its tombstone).
+	DeletedRecovered bool
+	Restarts         []timeline.Entry
 }
 
 // deletedFrom is the earliest the pod's deletion can have happened: when the harness saw it, or the
@@ -77,7 +94,8 @@ func (p *podLife) readyBetween(from, to time.Duration) bool {
 }
 
 // exitAfter returns the first sign at or after t that the pod's process is gone: a container
-// terminated, else the pod deleted.
+// terminated, else the pod deleted (an exit marked Deletion, which callers that judge the exit
+// itself must not take for one).
 func (p *podLife) exitAfter(t time.Duration) (containerExit, bool) {
 	for _, x := range p.Exits {
 		if x.T >= t {
@@ -85,7 +103,7 @@ func (p *podLife) exitAfter(t time.Duration) (containerExit, bool) {
 		}
 	}
 	if p.Deleted != nil && p.Deleted.T >= t {
-		return containerExit{mark: *p.Deleted, Reason: "pod deleted"}, true
+		return containerExit{mark: *p.Deleted, Reason: "pod deleted", Deletion: true, Recovered: p.DeletedRecovered}, true
 	}
 	return containerExit{}, false
 }
@@ -138,6 +156,7 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 			case c.Field == "deleted":
 				if p.Deleted == nil {
 					p.Deleted = &m
+					p.DeletedRecovered = e.Recovered
 				}
 			case strings.HasPrefix(c.Field, "container/") && strings.HasSuffix(c.Field, "/started") && strings.EqualFold(c.To, "true"):
 				name := strings.TrimSuffix(strings.TrimPrefix(c.Field, "container/"), "/started")
@@ -162,6 +181,7 @@ func buildPods(entries []timeline.Entry) map[string]*podLife {
 					continue // an init container finishing is not the process exiting
 				}
 				x := parseExit(m, name, c.To, c.Detail)
+				x.Recovered = e.Recovered
 				if e.APITime != nil && !e.At.IsZero() {
 					f := e.T + e.APITime.Sub(e.At)
 					x.Finished = &f
