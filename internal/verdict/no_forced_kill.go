@@ -16,7 +16,8 @@ func init() {
 			"deletion (no terminated state seen, such as a relist's tombstone after a watch gap) has no exit code: it is no " +
 			"evidence of a clean exit, nor of a forced one, and leaves that pod INCONCLUSIVE. With expected=true an exit never " +
 			"observed is not counted as a forced kill: with no forced kill seen the rule is then INCONCLUSIVE, not PASS. " +
-			"A watch gap over the load or a fault makes a PASS INCONCLUSIVE.",
+			"A watch gap over the load or a fault makes a PASS INCONCLUSIVE. In a pod of several containers the app's " +
+			"container is judged (the oracle's: the one whose probes are under test); a sidecar's exit does not stand in for it.",
 		Params: []ParamSpec{
 			{Name: "expected", Kind: KindBool, Default: "false", Doc: "a forced kill is the expected outcome"},
 			{Name: "tolerance", Kind: KindDuration, Default: "1s", Doc: "slack after deletion + grace before an exit counts as forced", Tolerance: true},
@@ -38,6 +39,7 @@ func judgeNoForcedKill(in Input) Result {
 		return skippedResult(skipped)
 	}
 	pods := buildPods(in.Entries)
+	container := in.container()
 	forced, judged := 0, 0
 	var observed, unknown []string
 	var longest time.Duration
@@ -50,7 +52,7 @@ func judgeNoForcedKill(in Input) Result {
 		}
 		deadline := p.Deleting.T + grace + tol
 		r.window("grace period", name, p.Deleting.T, p.Deleting.T+grace, fmt.Sprintf("grace %s (%s)", dur(grace), src))
-		exit, ok := p.exitAfter(p.Deleting.T)
+		exit, ok := p.exitAfter(p.Deleting.T, container)
 		var why, blind string
 		switch {
 		case !ok && expectForced:

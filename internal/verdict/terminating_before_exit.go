@@ -22,7 +22,8 @@ func init() {
 			"the process can have exited (its finishedAt, which the API truncates to the second); when only the latest " +
 			"exit (finishedAt + 1s, or when it was seen) clears it, when the Killing event is missing (events are lossy), " +
 			"or when no container exit was seen but the pod's deletion (which comes later), that pod is INCONCLUSIVE, " +
-			"saying why. A lead short even from the latest exit, counted from the withdrawal when no Killing event was seen, fails.",
+			"saying why. A lead short even from the latest exit, counted from the withdrawal when no Killing event was seen, fails. " +
+			"In a pod of several containers the exit judged is the app's container's (the oracle's: the one whose probes are under test).",
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
 			{Name: "min-lead", Kind: KindDuration, Doc: "how long the process must outlive its withdrawal; default the oracle's propagation (any value given is a tolerance; 0 is refused)",
@@ -41,13 +42,14 @@ func judgeTerminatingBeforeExit(in Input) Result {
 	}
 	eps := buildEndpoints(in.Entries)
 	pods := buildPods(in.Entries)
+	container := in.container()
 	var observed []string
 	minLead := -1.0
 	judged := 0
 	for _, name := range deletedPods(in) {
 		p := pods[name]
 		judged++
-		exit, ok := p.exitAfter(p.Deleting.T)
+		exit, ok := p.exitAfter(p.Deleting.T, container)
 		if !ok {
 			r.failAt(p.Deleting.T)
 			r.add(atEntry(p.Deleting.T, p.Deleting.Seq, "%s deleted; its exit was never observed", name))
