@@ -177,7 +177,9 @@ func (c *failureClassifier) classify(q timeline.Request) (class, why string) {
 	for _, n := range c.deleted {
 		p := c.pods[n]
 		end := maxDuration
-		if x, ok := p.exitAfter(p.Deleting.T); ok {
+		// Any container's first exit ends the excuse soonest: a sidecar that carries the traffic
+		// cuts it too.
+		if x, ok := p.exitAfter(p.Deleting.T, ""); ok {
 			end = x.T + c.allow
 		}
 		// In flight while the pod terminated: sent after its deletion, or sent before and cut

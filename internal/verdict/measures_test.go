@@ -96,7 +96,8 @@ func TestNoUnexpectedRestarts(t *testing.T) {
 // terminating milliseconds after the deletion): a target exiting at once on SIGTERM passed.
 func TestTerminatingBeforeExitNeedsALead(t *testing.T) {
 	exitsAtOnce := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").Exited(ms(10150), "a", 0)
-	waits := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").Removed(ms(15990), "a").Exited(16*s, "a", 0)
+	waits := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").Killing(ms(10100), "a").
+		Removed(ms(15990), "a").ExitedReported(ms(16100), 16*s, "a", 0)
 	// The kubelet reports an exit seconds late (seen on the cluster: a no-drain pod's exit observed
 	// 2.96 s after its withdrawal); the status's finishedAt says when it really was.
 	reportedLate := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").
@@ -108,7 +109,7 @@ func TestTerminatingBeforeExitNeedsALead(t *testing.T) {
 		Exited(ms(12700), "a", 0)
 	waitsAfterKill := base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 30*s).Terminating(ms(10030), "a").
 		Entry(timeline.Entry{T: ms(10100), Kind: timeline.KindEvent, Pod: "a", Event: &timeline.Event{Reason: "Killing", Message: "Stopping container target"}}).
-		Removed(ms(15990), "a").Exited(16*s, "a", 0)
+		Removed(ms(15990), "a").ExitedReported(ms(16100), 16*s, "a", 0)
 	for _, c := range []struct {
 		name string
 		run  *vt.Builder

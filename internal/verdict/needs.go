@@ -34,6 +34,9 @@ const (
 	// MinLoadShare of the rate the scenario asked (Input.LoadRate): a thinned load (a starved
 	// harness, a slow agent) cannot show failed requests or traffic to a withdrawn pod.
 	NeedsLoad
+	// NeedsPods: the rule reads pod deletions and container exits; a watch gap may hide an exit
+	// (its code and time), leaving only the relist's tombstone.
+	NeedsPods
 )
 
 // MinLoadShare is the least share of the asked rate the load must achieve over the load's span
@@ -73,7 +76,7 @@ func (n Needs) gate(in Input, res *Result) {
 		unshown = append(unshown, f.Unproven())
 	}
 	noFaultActed := acted == 0 && (len(active)+len(skipped) > 0 || len(strayed) > 0)
-	if n&(NeedsEndpoints|NeedsRestarts) != 0 {
+	if n&(NeedsEndpoints|NeedsRestarts|NeedsPods) != 0 {
 		span, ok := in.judgedSpan()
 		for _, g := range timeline.WatchGaps(in.Entries) {
 			if !ok || (g.To >= span.Start && g.From <= span.End) {

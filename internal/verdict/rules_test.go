@@ -103,8 +103,12 @@ func TestRules(t *testing.T) {
 
 		// terminating-before-exit
 		{name: "withdrawn before exit", rule: "terminating-before-exit",
-			run:  base().Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Exited(13*s, "a", 0).Removed(ms(13200), "a").Deleted(ms(13500), "a"),
+			run: base().Deleting(10*s, "a", 10*s).Killing(ms(10500), "a").Terminating(ms(10800), "a").ExitedReported(ms(13100), 13*s, "a", 0).
+				Removed(ms(13200), "a").Deleted(ms(13500), "a"),
 			want: verdict.Pass, figures: map[string]float64{"min_lead_s": 2.2}},
+		{name: "withdrawn before exit, Killing event missing", rule: "terminating-before-exit",
+			run:  base().Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").ExitedReported(ms(13100), 13*s, "a", 0),
+			want: verdict.Inconclusive, observed: "a: lead not shown"},
 		{name: "exit while ready", rule: "terminating-before-exit",
 			run:  base().Deleting(10*s, "a", 10*s).Exited(ms(10500), "a", 0).Terminating(11*s, "a"),
 			want: verdict.Fail, at: ms(10500), observed: "exited while still ready"},

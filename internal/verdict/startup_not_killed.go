@@ -15,7 +15,9 @@ func init() {
 		Doc: "No restart with cause startup, and no restart with cause liveness of a container incarnation that never " +
 			"became ready (from creation or the previous restart). At least one pod must be seen becoming ready: with a fault, " +
 			"one created after the fault started (before its revert), a cold pod, and the run must outlast the startup budget " +
-			"after the fault and after the creation of every cold pod not yet ready (else INCONCLUSIVE).",
+			"after the fault and after the creation of every cold pod not yet ready (else INCONCLUSIVE). In a pod of several " +
+			"containers a pod is ready when the app's container is (the oracle's: the one whose probes are under test) or the " +
+			"pod's Ready condition is, and each container's incarnation by its own readiness: a sidecar's does not count.",
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every pod)"},
 		},
@@ -28,6 +30,7 @@ func judgeStartupNotKilled(in Input) Result {
 	only := setOf(in.Params.List("pods"))
 	r := Result{Status: Pass, Expected: fmt.Sprintf("no startup or liveness kill before a container is first ready (%s)", in.Oracle.Startup.Explain)}
 	pods := buildPods(in.Entries)
+	container := in.container()
 	// With a fault, only the pods it made boot count as booted: those created at or after a fault's
 	// start and before its revert (cold-start's restore rolls back to the old bootstrap).
 	var faults []timeline.FaultWindow
@@ -60,9 +63,10 @@ func judgeStartupNotKilled(in Input) Result {
 		}
 		p := pods[name]
 		judged := len(faults) == 0 || cold(p)
+		first, ready := p.firstReady(container)
 		if judged && len(faults) > 0 {
 			coldPods++
-			if p.FirstReady == nil && bounded {
+			if !ready && bounded {
 				// Never ready: a startup kill can come until its budget has passed since its creation.
 				end := horizon
 				if p.Deleting != nil {
@@ -78,19 +82,24 @@ func judgeStartupNotKilled(in Input) Result {
 				}
 			}
 		}
-		if p.FirstReady != nil && judged {
+		if ready && judged {
 			booted++
 			if p.Created != nil {
-				slowest = max(slowest, secs(p.FirstReady.T-p.Created.T))
+				slowest = max(slowest, secs(first.T-p.Created.T))
 			}
 		}
-		// Each incarnation bootstraps from the pod's creation or the previous restart until its
-		// first ready=true; a liveness kill in that span is a bootstrap kill.
-		prev := time.Duration(math.MinInt64)
+		// Each incarnation of a container bootstraps from the pod's creation or the container's
+		// previous restart until its first ready=true (its own, or the pod's Ready condition: a
+		// sidecar's readiness says nothing of it); a liveness kill in that span is a bootstrap kill.
+		prev := map[string]time.Duration{}
 		for _, e := range p.Restarts {
-			cause := e.Restart.Cause
-			bootstrap := !p.readyBetween(prev, e.T)
-			prev = e.T
+			cause, c := e.Restart.Cause, e.Restart.Container
+			since, seen := prev[c]
+			if !seen {
+				since = time.Duration(math.MinInt64)
+			}
+			bootstrap := !p.readyBetween(c, since, e.T)
+			prev[c] = e.T
 			if cause == timeline.CauseStartup || (cause == timeline.CauseLiveness && bootstrap) {
 				kills++
 				r.failAt(e.T)
@@ -101,8 +110,8 @@ func judgeStartupNotKilled(in Input) Result {
 				r.add(atEntry(e.T, e.Seq, "%s container %s (restart #%d) killed by %s %s: %s", name, e.Restart.Container, e.Restart.RestartCount, cause, state, e.Restart.Evidence))
 			}
 		}
-		if p.FirstReady != nil {
-			readyEvidence = append(readyEvidence, atEntry(p.FirstReady.T, p.FirstReady.Seq, "%s first ready", name))
+		if ready {
+			readyEvidence = append(readyEvidence, atEntry(first.T, first.Seq, "%s first ready", name))
 		}
 	}
 	for _, ev := range readyEvidence {

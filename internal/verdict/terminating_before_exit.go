@@ -18,7 +18,12 @@ func init() {
 			"pod's endpoint on its own within milliseconds, so the lead is what shows the app waited for routing to stop; " +
 			"a process that exits at once on SIGTERM fails. The lead counts from the later of the withdrawal and the " +
 			"kubelet's kill (its Killing event, which precedes the preStop hook and SIGTERM): a busy kubelet that is slow to " +
-			"send SIGTERM gives any process a lead, which says nothing about the app.",
+			"send SIGTERM gives any process a lead, which says nothing about the app. The lead must hold from the earliest " +
+			"the process can have exited (its finishedAt, which the API truncates to the second); when only the latest " +
+			"exit (finishedAt + 1s, or when it was seen) clears it, when the Killing event is missing (events are lossy), " +
+			"or when no container exit was seen but the pod's deletion (which comes later), that pod is INCONCLUSIVE, " +
+			"saying why. A lead short even from the latest exit, counted from the withdrawal when no Killing event was seen, fails. " +
+			"In a pod of several containers the exit judged is the app's container's (the oracle's: the one whose probes are under test).",
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
 			{Name: "min-lead", Kind: KindDuration, Doc: "how long the process must outlive its withdrawal; default the oracle's propagation (any value given is a tolerance; 0 is refused)",
@@ -37,13 +42,14 @@ func judgeTerminatingBeforeExit(in Input) Result {
 	}
 	eps := buildEndpoints(in.Entries)
 	pods := buildPods(in.Entries)
+	container := in.container()
 	var observed []string
 	minLead := -1.0
 	judged := 0
 	for _, name := range deletedPods(in) {
 		p := pods[name]
 		judged++
-		exit, ok := p.exitAfter(p.Deleting.T)
+		exit, ok := p.exitAfter(p.Deleting.T, container)
 		if !ok {
 			r.failAt(p.Deleting.T)
 			r.add(atEntry(p.Deleting.T, p.Deleting.Seq, "%s deleted; its exit was never observed", name))
@@ -64,30 +70,64 @@ func judgeTerminatingBeforeExit(in Input) Result {
 			observed = append(observed, name+": exited while still ready")
 			continue
 		}
+		if exit.Deletion {
+			// The deleted mark comes after the exit, by however long the kubelet and the API took.
+			r.unshown(fmt.Sprintf("%s: no container exit was seen, only the pod's deletion at %s, which comes after the exit by an unknown time: its lead is not known",
+				name, dur(exit.T)))
+			r.add(atEntry(exit.T, exit.Seq, "%s deleted; no container exit seen", name))
+			observed = append(observed, name+": exit not seen (only its deletion)")
+			continue
+		}
 		from := lastWithdrawal(eps, name, exit.T)
 		kill, killed := killingAt(in.Entries, name, p.Deleting.T, exit.T)
 		if killed && kill > from {
 			from = kill
 		}
-		lead := exit.latestExit() - from
+		since := "its withdrawal"
+		if killed && kill == from {
+			since = "the kubelet began killing it (after its withdrawal)"
+		}
+		// The process exited in [earliest, latest]: finishedAt is truncated to its second.
+		latest := exit.latestExit() - from
+		earliest, bounded := exit.earliestExit()
+		earliest -= from
+		lead := latest
+		if bounded {
+			lead = earliest
+		}
+		if latest < minLeadWant {
+			lead = latest
+		}
 		r.measure("withdrawal lead before exit", "s", AtLeast, secs(lead), secs(minLeadWant))
 		if minLead < 0 || secs(lead) < minLead {
 			minLead = secs(lead)
 		}
 		r.add(atEntry(before.T, before.Seq, "%s endpoint ready=false terminating=%v", name, before.Terminating))
-		if lead < minLeadWant {
+		var unknown string
+		switch {
+		case latest < minLeadWant:
 			r.failAt(exit.T)
-			since := "its withdrawal"
-			if killed && kill == from {
-				since = "the kubelet began killing it (after its withdrawal)"
-			}
 			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) only %s after %s: kube-proxy may route new connections to it for up to %s",
-				name, exitWords(exit), dur(lead), since, dur(minLeadWant)))
-			observed = append(observed, fmt.Sprintf("%s exited %s after its withdrawal or kill (< %s)", name, dur(lead), dur(minLeadWant)))
+				name, exitWords(exit), dur(latest), since, dur(minLeadWant)))
+			observed = append(observed, fmt.Sprintf("%s exited %s after its withdrawal or kill (< %s)", name, dur(latest), dur(minLeadWant)))
+			continue
+		case !killed:
+			unknown = fmt.Sprintf("%s: no Killing event was seen between its deletion and its exit (events are lossy): the lead counts from when the kubelet began killing it, which is not known; "+
+				"from its withdrawal it was %s", name, leadWords(earliest, latest, bounded))
+		case !bounded:
+			unknown = fmt.Sprintf("%s: its exit reported no finishedAt: it was seen %s after %s, but how much earlier it exited is not known", name, dur(latest), since)
+		case earliest < minLeadWant:
+			unknown = fmt.Sprintf("%s: exited %s after %s (finishedAt is to the second), so it may have outlived it by less than %s",
+				name, leadWords(earliest, latest, bounded), since, dur(minLeadWant))
+		}
+		if unknown != "" {
+			r.unshown(unknown)
+			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s): lead not shown", name, exitWords(exit)))
+			observed = append(observed, name+": lead not shown")
 			continue
 		}
-		r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) %s later", name, exitWords(exit), dur(lead)))
-		observed = append(observed, fmt.Sprintf("%s withdrawn %s before exit", name, dur(lead)))
+		r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) %s later", name, exitWords(exit), dur(earliest)))
+		observed = append(observed, fmt.Sprintf("%s withdrawn %s before exit", name, dur(earliest)))
 	}
 	if judged == 0 {
 		r.nothingToJudge("no pod was deleted: nothing to judge")
@@ -112,6 +152,15 @@ func deletedPods(in Input) []string {
 		}
 	}
 	return out
+}
+
+// leadWords is a lead known to lie between earliest and latest ("between 1.9s and 2.9s"), or only
+// to be at most latest.
+func leadWords(earliest, latest time.Duration, bounded bool) string {
+	if !bounded {
+		return "at most " + dur(latest)
+	}
+	return fmt.Sprintf("between %s and %s", dur(earliest), dur(latest))
 }
 
 func exitWords(x containerExit) string {

@@ -203,6 +203,34 @@ func (b *Builder) Exited(t time.Duration, pod string, exitCode int32) *Builder {
 		To: fmt.Sprintf("terminated:%s:%d", reason, exitCode)})
 }
 
+// ExitedContainer records container (of several in the pod) terminating with exitCode.
+func (b *Builder) ExitedContainer(t time.Duration, pod, container string, exitCode int32) *Builder {
+	reason := "Completed"
+	if exitCode != 0 {
+		reason = "Error"
+	}
+	return b.pod(t, pod, timeline.PodTransition{Field: "container/" + container + "/state", From: "running",
+		To: fmt.Sprintf("terminated:%s:%d", reason, exitCode)})
+}
+
+// ContainerReadyOf records container (of several in the pod) becoming ready.
+func (b *Builder) ContainerReadyOf(t time.Duration, pod, container string) *Builder {
+	return b.pod(t, pod, timeline.PodTransition{Field: "container/" + container + "/ready", From: "false", To: "true"})
+}
+
+// Killing records the kubelet's Killing event for the pod's container: it began stopping it
+// (preStop hook, then SIGTERM).
+func (b *Builder) Killing(t time.Duration, pod string) *Builder {
+	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindEvent, Pod: pod,
+		Event: &timeline.Event{Reason: "Killing", Message: "Stopping container " + Container}})
+}
+
+// Recovered marks the entry added last as reconstructed from a relist after a watch gap.
+func (b *Builder) Recovered() *Builder {
+	b.entries[len(b.entries)-1].Recovered = true
+	return b
+}
+
 // ExitedReported records the pod's container seen terminated at t, its status reporting it
 // finished at finished (truncated to the second, as the API does).
 func (b *Builder) ExitedReported(t, finished time.Duration, pod string, exitCode int32) *Builder {
