@@ -170,7 +170,7 @@ func (in Input) capacityOutside(f timeline.FaultWindow, reqs []timeline.Request)
 	}
 	lo := from.Start
 	for _, g := range in.faults() {
-		if !g.Skipped && g.StartSeq != f.StartSeq && g.Start < f.Start {
+		if !g.Skipped && g.Start < f.Start {
 			lo = max(lo, g.End)
 		}
 	}

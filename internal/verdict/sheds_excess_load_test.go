@@ -207,3 +207,13 @@ func TestShedsExcessLoadFailsAUniformCollapse(t *testing.T) {
 		t.Fatalf("no capacity: status %s (%s), unshown %q", res.Status, res.Observed, res.Unshown)
 	}
 }
+
+// The load's seconds before the overload count only after an earlier fault has ended: a pod
+// deletion at 8 s leaves 2 s, too few for a capacity.
+func TestShedsExcessLoadPreFaultWindowStartsAfterAnEarlierFault(t *testing.T) {
+	res := judgeShed(t, collapseRun(true).Inject(5*time.Second, "pod-delete", "b").Revert(8*time.Second, "pod-delete", "b").Input(),
+		map[string]string{"fault": "overload"})
+	if res.Status != verdict.Inconclusive || !strings.Contains(strings.Join(res.Unshown, "\n"), "the load ran 2s before the fault outside other faults") {
+		t.Fatalf("status %s (%s), unshown %q", res.Status, res.Observed, res.Unshown)
+	}
+}
