@@ -72,6 +72,7 @@ func (s *scenarioRun) sizeOverloads(ctx context.Context, path string) (*scenario
 	}
 	s.rep.Capacity = &c
 	s.log.Info("capacity measured", "capacity", c.String())
+	s.tl.Append(capacityEntry(c))
 	s.mark("capacity", c.String())
 	if err := s.waitAllReady(ctx); err != nil {
 		s.log.Warn("after the capacity search", "err", err)
@@ -91,6 +92,14 @@ func (s *scenarioRun) sizeOverloads(ctx context.Context, path string) (*scenario
 		s.log.Info("overload sized to the target", "fault", fmt.Sprintf("faults[%d]", i), "multiple", m, "rate", f.Params["rate"])
 	}
 	return &out, nil
+}
+
+// capacityEntry is the timeline's record of the capacity measured: sheds-excess-load judges the
+// overload's goodput against it.
+func capacityEntry(c reports.Capacity) timeline.Entry {
+	return timeline.Entry{Kind: timeline.KindCapacity, Capacity: &timeline.CapacitySearch{
+		Rate: c.Rate, Saturated: c.Saturated, HarnessLimit: c.HarnessLimit,
+	}}
 }
 
 // searchCapacity runs the step search with the scenario's own request.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/reports"
 )
 
@@ -26,5 +27,13 @@ func TestOverloadRateFromCapacity(t *testing.T) {
 		if !strings.Contains(tc.c.String(), tc.words) {
 			t.Errorf("%+v: %q, want %q", tc.c, tc.c.String(), tc.words)
 		}
+	}
+}
+
+func TestCapacityEntryCarriesTheSearch(t *testing.T) {
+	c := reports.Capacity{Rate: 800, HarnessLimit: 1200, Steps: []string{"800/s held"}}
+	e := capacityEntry(c)
+	if e.Kind != timeline.KindCapacity || e.Capacity == nil || *e.Capacity != (timeline.CapacitySearch{Rate: 800, HarnessLimit: 1200}) {
+		t.Fatalf("entry %+v (capacity %+v)", e, e.Capacity)
 	}
 }

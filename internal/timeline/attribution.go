@@ -14,6 +14,27 @@ const (
 // for the rules that read per-pod traffic to be judged.
 const MinAttributionCoverage = 0.99
 
+// MaxAttributionDisagreement is the largest share of attributed requests whose connection conntrack
+// traced to another pod than the header named, for the rules that read per-pod traffic to be judged.
+const MaxAttributionDisagreement = 0.01
+
+// PodNames is the set of pods a run's timeline saw, by timeline key and by Kubernetes name.
+type PodNames map[string]bool
+
+// RunPods collects the pods of the run: those of its pod and endpoint entries.
+func RunPods(entries []Entry) PodNames {
+	out := PodNames{}
+	for _, e := range entries {
+		if e.Pod != "" && (e.Kind == KindPod || e.Kind == KindEndpoint) {
+			out[e.Pod], out[PodName(e.Pod)] = true, true
+		}
+	}
+	return out
+}
+
+// Names reports whether pod, as a request names it, is a pod of the run.
+func (p PodNames) Names(pod string) bool { return p[pod] }
+
 // Reached reports whether the request is known to have reached a pod: it got a response, names
 // its pod, or opened a connection straight to the node's NodePort (kube-proxy DNATs such a
 // connection to a pod; a refused one opens none). A connection to a loopback address proves

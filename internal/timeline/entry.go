@@ -30,6 +30,8 @@ const (
 	KindProbeLatency Kind = "probe-latency"
 	// Host: one interval of the machine the harness shares with a local cluster (CPU pressure).
 	KindHost Kind = "host"
+	// Capacity: the target's capacity as a step search measured it before the load.
+	KindCapacity Kind = "capacity"
 )
 
 // Entry is one thing that happened. T is the offset from the timeline's start measured on the
@@ -60,6 +62,17 @@ type Entry struct {
 	Routing   *RoutingChange      `json:"routing,omitempty"`
 	Latency   *ProbeLatency       `json:"latency,omitempty"`
 	Host      *HostSample         `json:"host,omitempty"`
+	Capacity  *CapacitySearch     `json:"capacity,omitempty"`
+}
+
+// CapacitySearch is the target's capacity on the scenario's own request, measured by a step search
+// before the load (outside every fault): Rate is the highest rate held. Saturated says a higher
+// rate was missed by the target; when false Rate is only a lower bound (the search stopped at the
+// harness's own limit, HarnessLimit when it fell behind, or at its budget or cap first).
+type CapacitySearch struct {
+	Rate         float64 `json:"rate"`
+	Saturated    bool    `json:"saturated"`
+	HarnessLimit float64 `json:"harnessLimit,omitempty"`
 }
 
 // HostSample is one interval on the machine that runs the harness and a local cluster's nodes

@@ -36,3 +36,17 @@ func TestKeyHeaderPods(t *testing.T) {
 		}
 	}
 }
+
+func TestRunPodsNamesKeysAndNames(t *testing.T) {
+	second := Incarnation("web-1", 2)
+	pods := RunPods([]Entry{
+		{Kind: KindPod, Pod: "web-0"},
+		{Kind: KindEndpoint, Pod: second},
+		{Kind: KindFault, Pod: "chaos"}, // a fault's pod is not evidence the pod ran
+	})
+	for name, want := range map[string]bool{"web-0": true, second: true, "web-1": true, "chaos": false, "target": false, "": false} {
+		if got := pods.Names(name); got != want {
+			t.Errorf("Names(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

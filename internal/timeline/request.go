@@ -30,6 +30,9 @@ type Request struct {
 	Pod     string        `json:"pod,omitempty"`
 	// PodFrom says how Pod was learnt: PodFromHeader or PodFromConntrack ("" when Pod is empty).
 	PodFrom string `json:"podFrom,omitempty"`
+	// ConntrackPod is the pod the node's conntrack traced the request's connection to, set only when
+	// it is not the pod the header named (Pod): the two disagree.
+	ConntrackPod string `json:"conntrackPod,omitempty"`
 	// Conn is the client's local address (ip:port) of the connection the request's last attempt
 	// went over, "" when no connection was made.
 	Conn string `json:"conn,omitempty"`

@@ -28,7 +28,9 @@ const (
 	// unknown cause may be the one the rule forbids.
 	NeedsRestarts
 	// NeedsAttribution: the rule reads which pod served each request, so at least
-	// timeline.MinAttributionCoverage of the requests that reached a pod must name it.
+	// timeline.MinAttributionCoverage of the requests that reached a pod must name a pod of the run,
+	// over the run and over those sent inside the windows the rule judged, and conntrack must
+	// contradict the header on at most timeline.MaxAttributionDisagreement of them (attributionGaps).
 	NeedsAttribution
 	// NeedsLoad: the rule judges what the load's requests met, so the load must have sent at least
 	// MinLoadShare of the rate the scenario asked (Input.LoadRate): a thinned load (a starved
@@ -93,9 +95,7 @@ func (n Needs) gate(in Input, res *Result) {
 		}
 	}
 	if n&NeedsAttribution != 0 {
-		if u := attributionGap(in.Requests); u != "" {
-			unshown = append(unshown, u)
-		}
+		unshown = append(unshown, attributionGaps(in, res)...)
 	}
 	if n&NeedsLoad != 0 {
 		if u := in.thinnedLoad(); u != "" {
@@ -177,18 +177,4 @@ func (in Input) thinnedLoad() string {
 	}
 	return fmt.Sprintf("the load sent %.1f/s of the asked %g/s over %s–%s (%.0f %%, below %.0f %%): a thinned load cannot show failed requests or traffic to a withdrawn pod",
 		achieved, in.LoadRate, dur(span.Start), dur(span.End), 100*achieved/in.LoadRate, 100*MinLoadShare)
-}
-
-// attributionGap says why reqs cannot be judged per pod ("" when they can): fewer than
-// timeline.MinAttributionCoverage of the requests that reached a pod name the pod that served them.
-func attributionGap(reqs []timeline.Request) string {
-	a := timeline.AttributionOf(reqs)
-	switch {
-	case a.Reached == 0 || a.Coverage >= timeline.MinAttributionCoverage:
-		return ""
-	case a.Attributed == 0:
-		return fmt.Sprintf("none of the %d requests that reached a pod could be attributed to a pod (the target names no pod in its responses and no connection was traced)", a.Reached)
-	}
-	return fmt.Sprintf("only %d of the %d requests that reached a pod could be attributed to one (%.2f %%, below %.0f %%): per-pod traffic is not fully seen",
-		a.Attributed, a.Reached, 100*a.Coverage, 100*timeline.MinAttributionCoverage)
 }

@@ -225,10 +225,6 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		r.Unshown = append(r.Unshown, fmt.Sprintf("no withdrawn pod served a request in the %s before its withdrawal, so none held a connection the load was using: "+
 			"whether a withdrawn pod closes its kept-alive connections could not be seen (a pod fault with pod: busiest hits the pod the load uses most)", dur(heldWindow)))
 	}
-	if inWindow > 0 && attributed == 0 && r.Status == Pass {
-		r.Status = Inconclusive
-		r.Unshown = append(r.Unshown, fmt.Sprintf("none of the %d requests sent while a pod was withdrawn could be attributed to a pod: the rule could not see where they went", inWindow))
-	}
 	counted := fresh
 	if countReused {
 		counted += kept

@@ -11,10 +11,11 @@ import (
 )
 
 // overloadRun is an overload from 10 s to 30 s: 400 requests per second against a target whose
-// capacity is 150 successful responses per second. serve says what the target does with the
-// request numbered i of second sec: its status (0 for a client timeout) and latency.
+// capacity, as a capacity search measured it before the load, is 150 successful responses per
+// second. serve says what the target does with the request numbered i of second sec: its status (0
+// for a client timeout) and latency.
 func overloadRun(serve func(sec, i int) (status int, latency time.Duration)) verdict.Input {
-	b := vt.New()
+	b := vt.New().Capacity(0, 150, true)
 	for _, p := range []string{"a", "b", "c"} {
 		b.Created(0, p).ContainerReady(time.Second, p)
 	}
@@ -143,5 +144,76 @@ func TestResultsListTheirTolerances(t *testing.T) {
 	}
 	if got := verdict.TolerancesSet("sheds-excess-load", map[string]string{"max-timeouts": "0.01"}); len(got) != 1 {
 		t.Errorf("max-timeouts=0.01 is a non-zero tolerance: %v", got)
+	}
+}
+
+// collapseRun is the audit's uniform collapse (N7): under an overload of 90/s from 10 s to 30 s a
+// target of about 45/s serves a steady 2/s and answers everything else with an immediate 503.
+// Judged only against its own seconds of the fault, 2/s looks like 100 % of its capacity. With
+// prefault the load ran at 30/s from 1 s, every request OK at once, before the overload.
+func collapseRun(prefault bool) *vt.Builder {
+	b := vt.New()
+	for _, p := range []string{"a", "b", "c"} {
+		b.Created(0, p).ContainerReady(time.Second, p)
+	}
+	b.Ready(time.Second, "a", "b", "c").Inject(10*time.Second, "overload", "").Revert(30*time.Second, "overload", "")
+	if prefault {
+		for i := range 270 {
+			b.OK(time.Second+time.Duration(i)*time.Second/30, "a")
+		}
+	}
+	for sec := 10; sec < 30; sec++ {
+		for i := range 90 {
+			t := time.Duration(sec)*time.Second + time.Duration(i)*time.Second/90
+			if i%45 == 0 {
+				b.OK(t, "a").Took(200 * time.Millisecond)
+			} else {
+				b.Request(t, "a", 503, timeline.ErrHTTP5xx, false).Took(2 * time.Millisecond)
+			}
+		}
+	}
+	return b
+}
+
+// TestShedsExcessLoadFailsAUniformCollapse (N7): capacity is measured outside the fault, by the
+// capacity search when the run has one, else from the load before the fault.
+func TestShedsExcessLoadFailsAUniformCollapse(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		run      *vt.Builder
+		figure   string
+		capacity float64
+		basis    string
+	}{
+		{"capacity search", collapseRun(true).Capacity(0, 45, true), "capacity_search_rps", 45, "capacity search"},
+		{"pre-fault load", collapseRun(true), "prefault_peak_rps", 30, "before the fault"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := judgeShed(t, c.run.Input(), nil)
+			if res.Status != verdict.Fail {
+				t.Fatalf("status %s: %s %v %v", res.Status, res.Observed, res.Figures, res.Unshown)
+			}
+			if res.Figures[c.figure] != c.capacity || res.Figures["capacity_rps"] != c.capacity || res.Figures["fault_peak_rps"] != 2 {
+				t.Errorf("figures %v, want %s = capacity_rps = %g", res.Figures, c.figure, c.capacity)
+			}
+			if !strings.Contains(res.Observed, c.basis) {
+				t.Errorf("observed %q does not say the capacity came from the %s", res.Observed, c.basis)
+			}
+		})
+	}
+	// Neither: the goodput cannot be judged against anything measured outside the fault.
+	res := judgeShed(t, collapseRun(false).Input(), nil)
+	if res.Status != verdict.Inconclusive || !strings.Contains(strings.Join(res.Unshown, "\n"), "no capacity search ran") {
+		t.Fatalf("no capacity: status %s (%s), unshown %q", res.Status, res.Observed, res.Unshown)
+	}
+}
+
+// The load's seconds before the overload count only after an earlier fault has ended: a pod
+// deletion at 8 s leaves 2 s, too few for a capacity.
+func TestShedsExcessLoadPreFaultWindowStartsAfterAnEarlierFault(t *testing.T) {
+	res := judgeShed(t, collapseRun(true).Inject(5*time.Second, "pod-delete", "b").Revert(8*time.Second, "pod-delete", "b").Input(),
+		map[string]string{"fault": "overload"})
+	if res.Status != verdict.Inconclusive || !strings.Contains(strings.Join(res.Unshown, "\n"), "the load ran 2s before the fault outside other faults") {
+		t.Fatalf("status %s (%s), unshown %q", res.Status, res.Observed, res.Unshown)
 	}
 }

@@ -18,7 +18,8 @@ const flowSlack = time.Second
 const maxDisagreements = 10
 
 // Attribute returns a copy of reqs in which every request that names no pod but went over a
-// connection conntrack recorded names the pod it was DNAT'd to (PodFrom "conntrack"), and the
+// connection conntrack recorded names the pod it was DNAT'd to (PodFrom "conntrack"), every request
+// whose header named another pod than that carries conntrack's in ConntrackPod, and the
 // comparison of conntrack's attribution with the header's. entries supply the pod of each endpoint
 // address over time (EndpointSlice entries).
 func Attribute(reqs []timeline.Request, flows []Flow, entries []timeline.Entry) ([]timeline.Request, timeline.ConntrackAttribution) {
@@ -51,6 +52,7 @@ func Attribute(reqs []timeline.Request, flows []Flow, entries []timeline.Entry) 
 			sum.Agreed++
 		default:
 			sum.Compared++
+			out[i].ConntrackPod = pod
 			if len(sum.Disagreed) < maxDisagreements {
 				sum.Disagreed = append(sum.Disagreed, fmt.Sprintf("seq %d: header %s, conntrack %s", q.Seq, q.Pod, pod))
 			}

@@ -107,6 +107,11 @@ func TestAttributeJoinsRequestsToFlowsAndPods(t *testing.T) {
 			t.Errorf("request %d: pod %q from %q, want %q from %q", i, got[i].Pod, got[i].PodFrom, w.pod, w.from)
 		}
 	}
+	for i, q := range got {
+		if want := map[int]string{5: "web-b"}[i]; q.ConntrackPod != want {
+			t.Errorf("request %d: conntrack pod %q, want %q (set only where it contradicts the header)", i, q.ConntrackPod, want)
+		}
+	}
 	if reqs[0].Pod != "" {
 		t.Error("Attribute changed its input")
 	}

@@ -305,6 +305,12 @@ func (b *Builder) WatchGap(t time.Duration, detail string) *Builder {
 	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindMark, Mark: &timeline.Mark{Name: timeline.MarkWatchGap, Detail: detail}})
 }
 
+// Capacity records a capacity search before the load that held rps (saturated: a higher rate was
+// missed by the target).
+func (b *Builder) Capacity(t time.Duration, rps float64, saturated bool) *Builder {
+	return b.Entry(timeline.Entry{T: t, Kind: timeline.KindCapacity, Capacity: &timeline.CapacitySearch{Rate: rps, Saturated: saturated}})
+}
+
 // Revert records the revert of the fault named typ.
 func (b *Builder) Revert(t time.Duration, typ, pod string) *Builder {
 	return b.fault(t, timeline.FaultRevert, typ, typ, pod, "")
