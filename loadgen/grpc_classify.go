@@ -21,8 +21,8 @@ var grpcCodeNames = [...]string{
 	codes.Unavailable: "UNAVAILABLE", codes.DataLoss: "DATA_LOSS", codes.Unauthenticated: "UNAUTHENTICATED",
 }
 
-// GRPCCodeName returns c's canonical name (UNAVAILABLE, DEADLINE_EXCEEDED, …).
-func GRPCCodeName(c codes.Code) string {
+// grpcCodeName returns c's canonical name (UNAVAILABLE, DEADLINE_EXCEEDED, …).
+func grpcCodeName(c codes.Code) string {
 	if int(c) < len(grpcCodeNames) {
 		return grpcCodeNames[c]
 	}
@@ -41,7 +41,7 @@ func classifyGRPC(err error, answered bool) (code string, class timeline.ErrorCl
 		return "OK", timeline.ErrNotServing, ns.Error()
 	}
 	st := status.Convert(err)
-	code, detail = GRPCCodeName(st.Code()), st.Message()
+	code, detail = grpcCodeName(st.Code()), st.Message()
 	if !answered {
 		switch st.Code() {
 		case codes.DeadlineExceeded, codes.Canceled:
