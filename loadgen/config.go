@@ -10,6 +10,15 @@
 // of that second must have completed (request timeout + 1 s), with exact p50/p99 over the raw
 // latencies of all its requests. A second in which nothing was sent still gets a window (Sent 0,
 // SuccessRatio 1).
+//
+// StartGRPC drives the same paced load as unary gRPC calls with grpc-go, plaintext: the standard
+// health check by default, or any unary method with a JSON request typed from the server's
+// reflection service. Each call is a timeline.Request whose GRPC field holds the status code name;
+// a call that failed before the server's status arrived takes the transport classes, an answered
+// failure grpc-server, grpc-other or not-serving. The calls go over Clients connections, each
+// dialled (loopback only) through a dialer that notes its local address and opening time; the
+// GRPCReport lists every connection with its calls, by which conntrack can name the pod it was
+// pinned to.
 package loadgen
 
 import (

@@ -14,6 +14,16 @@ const (
 	ErrHTTP5xx   ErrorClass = "http-5xx"   // the server answered 5xx
 	ErrHTTPOther ErrorClass = "http-other" // any other non-2xx status
 	ErrOther     ErrorClass = "other"
+
+	// gRPC calls whose server answered with a status other than OK: ErrGRPCServer for a server-side
+	// failure, as an HTTP 5xx (UNAVAILABLE, INTERNAL, UNKNOWN, DATA_LOSS, UNIMPLEMENTED,
+	// DEADLINE_EXCEEDED), ErrGRPCOther for any other code, as an HTTP 4xx (RESOURCE_EXHAUSTED,
+	// NOT_FOUND, …). A call that failed before any answer (no connection, a connection cut, the
+	// client's deadline) takes the transport classes above, as an HTTP request would.
+	ErrGRPCServer ErrorClass = "grpc-server"
+	ErrGRPCOther  ErrorClass = "grpc-other"
+	// ErrNotServing: the gRPC health service answered OK, but with a serving status other than SERVING.
+	ErrNotServing ErrorClass = "not-serving"
 )
 
 // Request is one load-generator request, as written to requests.jsonl. T is the request's start
@@ -25,9 +35,12 @@ type Request struct {
 	Start   time.Time     `json:"start"`
 	Latency time.Duration `json:"latency"`
 	Status  int           `json:"status"`
-	Error   ErrorClass    `json:"error,omitempty"`
-	Detail  string        `json:"detail,omitempty"`
-	Pod     string        `json:"pod,omitempty"`
+	// GRPC is a gRPC call's status code name (OK, UNAVAILABLE, DEADLINE_EXCEEDED, …); "" for an HTTP
+	// request. A gRPC call has no HTTP Status.
+	GRPC   string     `json:"grpc,omitempty"`
+	Error  ErrorClass `json:"error,omitempty"`
+	Detail string     `json:"detail,omitempty"`
+	Pod    string     `json:"pod,omitempty"`
 	// PodFrom says how Pod was learnt: PodFromHeader or PodFromConntrack ("" when Pod is empty).
 	PodFrom string `json:"podFrom,omitempty"`
 	// ConntrackPod is the pod the node's conntrack traced the request's connection to, set only when
@@ -56,8 +69,13 @@ type Request struct {
 	Retried bool `json:"retried,omitempty"`
 }
 
-// OK reports whether the request succeeded.
-func (r Request) OK() bool { return r.Error == ErrNone && r.Status >= 200 && r.Status < 400 }
+// OK reports whether the request succeeded: a 2xx or 3xx status, or a gRPC call that ended OK.
+func (r Request) OK() bool {
+	if r.GRPC != "" {
+		return r.Error == ErrNone && r.GRPC == "OK"
+	}
+	return r.Error == ErrNone && r.Status >= 200 && r.Status < 400
+}
 
 // Class names why the request failed (ErrNone when it succeeded), deriving a class from the status
 // when the load generator left none.
@@ -67,6 +85,8 @@ func (r Request) Class() ErrorClass {
 		return ErrNone
 	case r.Error != ErrNone:
 		return r.Error
+	case r.GRPC != "":
+		return ErrGRPCServer
 	case r.Status >= 500:
 		return ErrHTTP5xx
 	case r.Status != 0:
