@@ -26,6 +26,16 @@ const (
 	ErrNotServing ErrorClass = "not-serving"
 )
 
+// Transport reports whether c is a failure of the connection rather than an answer of the server
+// (an HTTP status, a gRPC status or a health service's serving status).
+func (c ErrorClass) Transport() bool {
+	switch c {
+	case ErrNone, ErrHTTP5xx, ErrHTTPOther, ErrGRPCServer, ErrGRPCOther, ErrNotServing:
+		return false
+	}
+	return true
+}
+
 // Request is one load-generator request, as written to requests.jsonl. T is the request's start
 // as an offset from the timeline's start; Pod is the serving pod, named by the response header or
 // found afterwards from the connection (PodFrom says which).

@@ -167,7 +167,7 @@ func newFailureClassifier(in Input, allow time.Duration) *failureClassifier {
 }
 
 func (c *failureClassifier) classify(q timeline.Request) (class, why string) {
-	transport := q.Error != timeline.ErrNone && q.Error != timeline.ErrHTTP5xx && q.Error != timeline.ErrHTTPOther
+	transport := q.Error.Transport()
 	if transport && (q.Reused || strings.Contains(q.Detail, "reused connection")) {
 		return FailReuse, "kept-alive connection"
 	}

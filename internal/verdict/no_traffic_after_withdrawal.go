@@ -17,8 +17,13 @@ func init() {
 		Title: "A withdrawn pod serves no new requests",
 		Doc: "No request on a new connection is served by a withdrawn pod (until it is ready again) after kube-proxy " +
 			"stopped routing to it: the moment is measured from the node's rules when the routing watch ran (the lag " +
-			"from the endpoint's withdrawal is a figure), else taken as the withdrawal plus the allowance (the oracle's " +
-			"propagation). Requests on reused keep-alive connections are counted from the withdrawal plus the allowance, " +
+			"from the endpoint's withdrawal is a figure, between the last read that listed the pod and the first that did not), " +
+			"else taken as the withdrawal plus the allowance (the oracle's propagation). A new connection is dated by when it " +
+			"was opened (the load generator records its dial), not by its request: one opened while kube-proxy still routed to " +
+			"the pod that carries its first request later is leakage, not a failure. The rules read is checked against the " +
+			"kernel: a new connection opened after it that the node's conntrack saw DNAT'd to the pod shows the kernel still " +
+			"routing, and that withdrawal is judged from the allowance instead (said in the evidence). " +
+			"Requests on reused keep-alive connections are counted from the withdrawal plus the allowance, " +
 			"separately as leakage (a figure), not as failures, unless count-reused is set: then a connection that carries a " +
 			"second request after that moment fails (the pod answered the first without ending keep-alive; an idle " +
 			"connection's one first use is leakage, since the pod can only say Connection: close on a response), and a run in which no " +
@@ -45,36 +50,97 @@ type withdrawnSpan struct {
 	// whether that was measured (else unrouted is the withdrawal plus the allowance).
 	unrouted time.Duration
 	measured bool
+	// since is the last read of the node's rules that still routed to the pod (the removal happened
+	// in (since, unrouted]); kernelLast is the opening of the latest new connection the node's
+	// kernel DNAT'd to the pod after its withdrawal (conntrack), kernelN how many of those opened
+	// after the rules no longer listed it: when any did, the rules read was earlier than what the
+	// kernel applied, and the withdrawal is judged from the allowance instead (contradicted).
+	since        time.Duration
+	kernelLast   time.Duration
+	kernelN      int
+	contradicted bool
 }
 
 // setUnrouted finds, for each span, kube-proxy's removal of the pod from the Service's routing on
 // the timeline; without a routing watch, or when the pod stayed routed, the allowance stands in.
 // It returns whether the routing watch ran.
 func setUnrouted(spans []withdrawnSpan, entries []timeline.Entry, allow time.Duration) bool {
-	var removals map[string][]time.Duration
+	type removal struct{ at, since time.Duration }
+	var removals map[string][]removal
 	for _, e := range entries {
 		// The host load enters through the ingress node: its kube-proxy is the one that counts.
 		if e.Kind != timeline.KindRouting || e.Routing == nil || !e.Routing.AtIngress() {
 			continue
 		}
 		if removals == nil {
-			removals = map[string][]time.Duration{}
+			removals = map[string][]removal{}
 		}
 		if !e.Routing.Routed && e.Pod != "" {
-			removals[e.Pod] = append(removals[e.Pod], e.T)
+			removals[e.Pod] = append(removals[e.Pod], removal{e.T, e.Routing.Since})
 		}
 	}
 	for i := range spans {
 		s := &spans[i]
 		s.unrouted = s.from.T + allow
-		for _, t := range removals[s.pod] {
-			if t >= s.from.T-timeline.WatchLag && t < s.to {
-				s.unrouted, s.measured = max(t, s.from.T), true
+		for _, rm := range removals[s.pod] {
+			if rm.at >= s.from.T-timeline.WatchLag && rm.at < s.to {
+				s.unrouted, s.measured, s.since = max(rm.at, s.from.T), true, rm.since
 				break
 			}
 		}
 	}
 	return removals != nil
+}
+
+// checkKernel holds each measured removal against the kernel's own routing: the new connections
+// the load opened after the pod's withdrawal that the node's conntrack saw DNAT'd (dated by their
+// opening, requests with a matched flow). A connection DNAT'd to the pod after the rules no longer
+// listed it shows the rules read earlier than what the kernel applied: that withdrawal is judged
+// from the allowance instead (contradicted). confirmed counts the dated connections opened after a
+// measured removal that the kernel sent elsewhere, checked whether any were seen at all.
+func checkKernel(spans []withdrawnSpan, reqs []timeline.Request, allow time.Duration) (confirmed int, checked bool) {
+	for i := range spans {
+		s := &spans[i]
+		if !s.measured {
+			continue
+		}
+		for _, q := range reqs {
+			opened, ok := q.ConnT()
+			if q.Reused || q.FlowAt.IsZero() || !ok || opened <= s.from.T || opened >= s.to {
+				continue
+			}
+			checked = true
+			kernelPod := q.Pod
+			if q.ConntrackPod != "" {
+				kernelPod = q.ConntrackPod
+			}
+			switch {
+			case kernelPod == s.pod:
+				s.kernelLast = max(s.kernelLast, opened)
+				if opened > s.unrouted {
+					s.kernelN++
+				}
+			case opened > s.unrouted:
+				confirmed++
+			}
+		}
+		if s.kernelN > 0 {
+			s.contradicted, s.measured = true, false
+			s.unrouted = max(s.unrouted, s.from.T+allow)
+		}
+	}
+	return confirmed, checked
+}
+
+// lagBounds is when kube-proxy stopped routing to s, after its withdrawal, as far as the rules and
+// the kernel show: after the last read that still listed it and the last new connection the kernel
+// sent it, no later than the first read without it.
+func (s withdrawnSpan) lagBounds() (lo, hi time.Duration) {
+	lo = max(s.since, s.from.T)
+	if s.kernelLast <= s.unrouted {
+		lo = max(lo, s.kernelLast)
+	}
+	return lo - s.from.T, s.unrouted - s.from.T
 }
 
 // heldWindow: a pod that served a request this soon before its withdrawal held a connection the load
@@ -104,6 +170,8 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	eps := buildEndpoints(in.Entries)
 	spans := withdrawnSpans(eps)
 	watched := setUnrouted(spans, in.Entries, allow)
+	reqs := in.sortedRequests()
+	confirmed, kernelChecked := checkKernel(spans, reqs, allow)
 	if len(spans) == 0 {
 		r.nothingToJudge("no endpoint was withdrawn during the run: nothing to judge")
 		return r
@@ -113,7 +181,8 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		end = load.End
 	}
 	byPod := map[string][]withdrawnSpan{}
-	var lag time.Duration // longest measured withdrawal → kube-proxy stopped routing
+	var lag, lagLo time.Duration // longest measured withdrawal → kube-proxy stopped routing, and its lower bound
+	contradicted := 0
 	for _, s := range spans {
 		byPod[s.pod] = append(byPod[s.pod], s)
 		to := s.to
@@ -122,15 +191,22 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		}
 		why := fmt.Sprintf("withdrawn at %s + %s allowance", dur(s.from.T), dur(allow))
 		if s.measured {
-			lag = max(lag, s.unrouted-s.from.T)
+			lo, hi := s.lagBounds()
+			lag, lagLo = max(lag, hi), max(lagLo, lo)
 			why = fmt.Sprintf("withdrawn at %s; kube-proxy stopped routing to it by %s", dur(s.from.T), dur(s.unrouted))
+		} else if s.contradicted {
+			contradicted++
+			r.add(atEntry(s.from.T, s.from.Seq, "%s withdrawn at %s: the node's rules no longer listed it from %s, yet its kernel DNAT'd %d new connections to it after that (the last opened at %s, conntrack): "+
+				"the rules read is earlier than what the kernel applied, so this withdrawal is judged from the withdrawal + %s allowance", s.pod, dur(s.from.T), dur(s.since), s.kernelN, dur(s.kernelLast), dur(allow)))
+			why = fmt.Sprintf("withdrawn at %s + %s allowance (the kernel routed to it after the rules read: %s)", dur(s.from.T), dur(allow), dur(s.kernelLast))
 		} else if watched && s.to > s.from.T+allow {
 			r.add(atEntry(s.from.T, s.from.Seq, "%s withdrawn at %s: kube-proxy was not seen to stop routing to it while it was out (a shared outage falls back to terminating endpoints); the %s allowance applies",
 				s.pod, dur(s.from.T), dur(allow)))
 		}
 		r.window("no new traffic", s.pod, s.unrouted, to, why)
 	}
-	fresh, reused, kept := 0, 0, 0
+	fresh, reused, kept, preopened := 0, 0, 0, 0
+	datedNew, undatedNew := 0, 0 // new-connection requests judged, dated by their connection's opening or by their start
 	// usedAfter counts, per withdrawal and connection, the reused requests after the cutoff.
 	type spanConn struct {
 		withdrawal int64 // the withdrawal's timeline seq
@@ -144,7 +220,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	// bySource is, per load agent (in-cluster load), the latest a withdrawn pod served one of its
 	// requests on a new connection after the withdrawal: routing lag as each agent's node saw it.
 	bySource := map[string]time.Duration{}
-	for _, q := range in.sortedRequests() {
+	for _, q := range reqs {
 		for _, s := range spans {
 			if q.T > min(s.unrouted, s.from.T+allow) && q.T < s.to {
 				inWindow++
@@ -169,6 +245,24 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 				continue
 			}
 			late := q.T - s.from.T
+			// A new connection is new from when it was opened: net/http can hand a connection dialed
+			// for one request to the next one waiting, so one opened while kube-proxy still routed
+			// to the pod can carry its first request after routing stopped.
+			opened, dated := q.ConnT()
+			if !q.Reused {
+				if dated {
+					datedNew++
+				} else {
+					undatedNew++
+					opened = q.T
+				}
+			}
+			if !q.Reused && opened <= cutoff {
+				preopened++
+				leaks = append(leaks, atRequest(q, "served by %s %s after its withdrawal (seq %d) on a connection opened at %s, before routing stopped (%s): its first request, leakage",
+					q.Pod, dur(late), s.from.Seq, dur(opened), dur(cutoff)))
+				continue
+			}
 			worst = max(worst, late)
 			violation := !q.Reused
 			if q.Reused {
@@ -191,7 +285,11 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 				}
 			} else {
 				fresh++
-				r.add(atRequest(q, "served by %s %s after its withdrawal (seq %d) on a new connection", q.Pod, dur(late), s.from.Seq))
+				if dated {
+					r.add(atRequest(q, "served by %s %s after its withdrawal (seq %d) on a new connection opened at %s, after routing stopped (%s)", q.Pod, dur(late), s.from.Seq, dur(opened), dur(cutoff)))
+				} else {
+					r.add(atRequest(q, "served by %s %s after its withdrawal (seq %d) on a new connection (not dated: judged by the request's start)", q.Pod, dur(late), s.from.Seq))
+				}
 			}
 			counted := fresh
 			if countReused {
@@ -207,10 +305,27 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	}
 	r.Observed = fmt.Sprintf("%d requests on new connections and %d on reused connections (keep-alive leakage; %d of them on a connection already answered on since) reached a withdrawn pod after routing stopped; %d withdrawals",
 		fresh, reused, kept, len(spans))
-	if watched {
-		r.Observed += fmt.Sprintf("; kube-proxy stopped routing ≤ %s after a withdrawal (node rules)", dur(lag))
-		r.figure("routing_lag_max_s", secs(lag))
+	if preopened > 0 {
+		r.Observed += fmt.Sprintf("; %d more went over connections opened before routing stopped (their first request: leakage)", preopened)
 	}
+	if datedNew+undatedNew > 0 {
+		r.Observed += fmt.Sprintf("; new connections dated by their opening (%d) or, not dated, by the request's start (%d)", datedNew, undatedNew)
+	}
+	if watched {
+		r.Observed += fmt.Sprintf("; kube-proxy stopped routing %s–%s after a withdrawal (between the node's last rules read that listed the pod, or the last new connection its kernel sent it, and the first read without it", dur(lagLo), dur(lag))
+		switch {
+		case contradicted > 0:
+			r.Observed += fmt.Sprintf("; on %d withdrawals the kernel DNAT'd new connections to the pod after the rules no longer listed it: those are judged from the allowance)", contradicted)
+		case kernelChecked:
+			r.Observed += fmt.Sprintf("; the kernel agreed: %d new connections opened after the rules dropped a pod went to others)", confirmed)
+		default:
+			r.Observed += "; not checked against the kernel: no dated new connection with a conntrack flow was opened after a withdrawal)"
+		}
+		r.figure("routing_lag_max_s", secs(lag))
+		r.figure("routing_lag_min_s", secs(lagLo))
+		r.figure("routing_contradicted", float64(contradicted))
+	}
+	r.figure("preopened_after_withdrawal", float64(preopened))
 	if len(bySource) > 0 {
 		srcs := slices.Sorted(maps.Keys(bySource))
 		parts := make([]string, len(srcs))

@@ -357,6 +357,26 @@ func (b *Builder) Resent(t time.Duration, pod string) *Builder {
 	return b
 }
 
+// Opened dates the connection of the request added last: opened at t (on the timeline), not reused.
+func (b *Builder) Opened(t time.Duration) *Builder {
+	q := &b.requests[len(b.requests)-1]
+	q.ConnAt, q.Reused = Start.Add(t), false
+	return b
+}
+
+// Flowed marks the request added last as traced by the node's conntrack: its connection's NEW flow
+// reported a millisecond after the connection opened (the request's start when not dated), DNAT'd
+// to its pod, which conntrack named (not the header).
+func (b *Builder) Flowed() *Builder {
+	q := &b.requests[len(b.requests)-1]
+	at := q.ConnAt
+	if at.IsZero() {
+		at = q.Start
+	}
+	q.FlowAt, q.PodFrom = at.Add(time.Millisecond), timeline.PodFromConntrack
+	return b
+}
+
 // OK adds one successful request served by pod.
 func (b *Builder) OK(t time.Duration, pod string) *Builder { return b.Request(t, pod, 200, "", false) }
 
