@@ -56,6 +56,7 @@ type withdrawnSpan struct {
 	// after the rules no longer listed it: when any did, the rules read was earlier than what the
 	// kernel applied, and the withdrawal is judged from the allowance instead (contradicted).
 	since        time.Duration
+	rulesAt      time.Duration // the first read without it, kept when contradicted
 	kernelLast   time.Duration
 	kernelN      int
 	contradicted bool
@@ -125,7 +126,7 @@ func checkKernel(spans []withdrawnSpan, reqs []timeline.Request, allow time.Dura
 			}
 		}
 		if s.kernelN > 0 {
-			s.contradicted, s.measured = true, false
+			s.rulesAt, s.contradicted, s.measured = s.unrouted, true, false
 			s.unrouted = max(s.unrouted, s.from.T+allow)
 		}
 	}
@@ -182,7 +183,8 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	}
 	byPod := map[string][]withdrawnSpan{}
 	var lag, lagLo time.Duration // longest measured withdrawal → kube-proxy stopped routing, and its lower bound
-	contradicted := 0
+	contradicted, measured := 0, 0
+	var kernelLag time.Duration // longest withdrawal → last new connection the kernel sent the pod, where the rules read was contradicted
 	for _, s := range spans {
 		byPod[s.pod] = append(byPod[s.pod], s)
 		to := s.to
@@ -193,11 +195,13 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		if s.measured {
 			lo, hi := s.lagBounds()
 			lag, lagLo = max(lag, hi), max(lagLo, lo)
+			measured++
 			why = fmt.Sprintf("withdrawn at %s; kube-proxy stopped routing to it by %s", dur(s.from.T), dur(s.unrouted))
 		} else if s.contradicted {
 			contradicted++
-			r.add(atEntry(s.from.T, s.from.Seq, "%s withdrawn at %s: the node's rules no longer listed it from %s, yet its kernel DNAT'd %d new connections to it after that (the last opened at %s, conntrack): "+
-				"the rules read is earlier than what the kernel applied, so this withdrawal is judged from the withdrawal + %s allowance", s.pod, dur(s.from.T), dur(s.since), s.kernelN, dur(s.kernelLast), dur(allow)))
+			r.add(atEntry(s.from.T, s.from.Seq, "%s withdrawn at %s: the node's rules no longer listed it at %s (listed at %s), yet its kernel DNAT'd %d new connections to it after that (the last opened at %s, conntrack): "+
+				"the rules read is earlier than what the kernel applied, so this withdrawal is judged from the withdrawal + %s allowance", s.pod, dur(s.from.T), dur(s.rulesAt), dur(s.since), s.kernelN, dur(s.kernelLast), dur(allow)))
+			kernelLag = max(kernelLag, s.kernelLast-s.from.T)
 			why = fmt.Sprintf("withdrawn at %s + %s allowance (the kernel routed to it after the rules read: %s)", dur(s.from.T), dur(allow), dur(s.kernelLast))
 		} else if watched && s.to > s.from.T+allow {
 			r.add(atEntry(s.from.T, s.from.Seq, "%s withdrawn at %s: kube-proxy was not seen to stop routing to it while it was out (a shared outage falls back to terminating endpoints); the %s allowance applies",
@@ -312,17 +316,22 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		r.Observed += fmt.Sprintf("; new connections dated by their opening (%d) or, not dated, by the request's start (%d)", datedNew, undatedNew)
 	}
 	if watched {
-		r.Observed += fmt.Sprintf("; kube-proxy stopped routing %s–%s after a withdrawal (between the node's last rules read that listed the pod, or the last new connection its kernel sent it, and the first read without it", dur(lagLo), dur(lag))
+		if measured > 0 {
+			r.Observed += fmt.Sprintf("; kube-proxy stopped routing %s–%s after a withdrawal (between the node's last rules read that listed the pod, or the last new connection its kernel sent it, and the first read without it)", dur(lagLo), dur(lag))
+			r.figure("routing_lag_max_s", secs(lag))
+			r.figure("routing_lag_min_s", secs(lagLo))
+		} else if contradicted == 0 {
+			r.Observed += "; kube-proxy was not seen to stop routing to a withdrawn pod (node rules): the allowance applies"
+		}
 		switch {
 		case contradicted > 0:
-			r.Observed += fmt.Sprintf("; on %d withdrawals the kernel DNAT'd new connections to the pod after the rules no longer listed it: those are judged from the allowance)", contradicted)
+			r.Observed += fmt.Sprintf("; on %d withdrawals the kernel DNAT'd new connections to the pod after the node's rules no longer listed it, up to %s after the withdrawal: those are judged from the %s allowance", contradicted, dur(kernelLag), dur(allow))
+			r.figure("routing_lag_kernel_s", secs(kernelLag))
 		case kernelChecked:
-			r.Observed += fmt.Sprintf("; the kernel agreed: %d new connections opened after the rules dropped a pod went to others)", confirmed)
+			r.Observed += fmt.Sprintf("; the kernel agreed: none of the %d new connections opened after the rules dropped a pod went to it (conntrack)", confirmed)
 		default:
-			r.Observed += "; not checked against the kernel: no dated new connection with a conntrack flow was opened after a withdrawal)"
+			r.Observed += "; the rules read was not checked against the kernel: no new connection with a conntrack flow was opened after a withdrawal"
 		}
-		r.figure("routing_lag_max_s", secs(lag))
-		r.figure("routing_lag_min_s", secs(lagLo))
 		r.figure("routing_contradicted", float64(contradicted))
 	}
 	r.figure("preopened_after_withdrawal", float64(preopened))

@@ -174,7 +174,7 @@ func TestRules(t *testing.T) {
 		{name: "kernel agreed with the rules read", rule: "no-traffic-after-withdrawal",
 			run: base().NotReady(ms(46060), "a").Unrouted(ms(45940), ms(46510), "a").
 				OK(ms(46630), "b").Opened(ms(46630)).Flowed().OK(ms(46730), "c").Opened(ms(46730)).Flowed().Ready(55*s, "a"),
-			want: verdict.Pass, observed: "the kernel agreed: 2 new connections", figures: map[string]float64{"routing_contradicted": 0, "routing_lag_min_s": 0, "routing_lag_max_s": 0.45}},
+			want: verdict.Pass, observed: "the kernel agreed: none of the 2 new connections", figures: map[string]float64{"routing_contradicted": 0, "routing_lag_min_s": 0, "routing_lag_max_s": 0.45}},
 		// (2) The connections were opened before routing stopped and carried their first request
 		// after it (net/http hands a finished dial to the next request waiting): leakage, not a FAIL.
 		{name: "connections opened before routing stopped (#31 explanation 2)", rule: "no-traffic-after-withdrawal",
@@ -203,7 +203,7 @@ func TestRules(t *testing.T) {
 		// A pod the watch never saw unrouted (kube-proxy's terminating fallback) keeps the allowance.
 		{name: "routing watched, pod never unrouted", rule: "no-traffic-after-withdrawal",
 			run:  base().NotReady(13*s, "a").Unrouted(ms(2000), ms(2500), "b").OK(16*s, "a").Ready(25*s, "a"),
-			want: verdict.Fail, at: 16 * s, observed: "kube-proxy stopped routing"},
+			want: verdict.Fail, at: 16 * s, observed: "kube-proxy was not seen to stop routing"},
 		// In-cluster load: each agent's last new request on a withdrawn pod is its node's lag.
 		{name: "routing lag by load agent", rule: "no-traffic-after-withdrawal",
 			run: base().NotReady(13*s, "a").OK(ms(13400), "a").From("ag-0@n1").OK(ms(14700), "a").From("ag-1@n2").
