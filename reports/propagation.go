@@ -21,11 +21,16 @@ type NodePropagation struct {
 	Missed      int           `json:"missed,omitempty"`
 	Median      time.Duration `json:"median"`
 	Max         time.Duration `json:"max"`
+	// KernelLater counts the withdrawals (ingress node only) after whose rules read the node's
+	// kernel still DNAT'd new connections to the pod (conntrack): there the lag is the last such
+	// connection's opening, not the read, which was early.
+	KernelLater int `json:"kernelLater,omitempty"`
 }
 
 // propagation measures each node's kube-proxy lag from the routing entries (one watch per node)
-// against the endpoint withdrawals (in rotation → out) of the same pods. Nil without routing entries.
-func propagation(entries []timeline.Entry) []NodePropagation {
+// against the endpoint withdrawals (in rotation → out) of the same pods, on the ingress node held
+// against its kernel's own routing of the load's new connections (reqs). Nil without routing entries.
+func propagation(entries []timeline.Entry, reqs []timeline.Request) []NodePropagation {
 	type removal struct {
 		pod string
 		t   time.Duration
@@ -63,7 +68,14 @@ func propagation(entries []timeline.Entry) []NodePropagation {
 			found := false
 			for _, r := range byNode[n] {
 				if r.pod == w.Pod && r.t >= w.From.T-timeline.WatchLag && r.t < w.Back {
-					lags = append(lags, max(r.t-w.From.T, 0))
+					lag := max(r.t-w.From.T, 0)
+					if np.Ingress {
+						if last, ok := kernelLast(reqs, w.Pod, r.t, w.Back); ok {
+							lag = last - w.From.T
+							np.KernelLater++
+						}
+					}
+					lags = append(lags, lag)
 					found = true
 					break
 				}
@@ -82,6 +94,25 @@ func propagation(entries []timeline.Entry) []NodePropagation {
 	return out
 }
 
+// kernelLast is the opening of the latest new connection the kernel DNAT'd to pod (a request with
+// a conntrack flow, dated by its connection's opening) in (after, before); ok false when none.
+func kernelLast(reqs []timeline.Request, pod string, after, before time.Duration) (last time.Duration, ok bool) {
+	for _, q := range reqs {
+		opened, dated := q.ConnT()
+		if q.Reused || q.FlowAt.IsZero() || !dated || opened <= after || opened >= before {
+			continue
+		}
+		kernelPod := q.Pod
+		if q.ConntrackPod != "" {
+			kernelPod = q.ConntrackPod
+		}
+		if kernelPod == pod && opened > last {
+			last, ok = opened, true
+		}
+	}
+	return last, ok
+}
+
 // propagationLine is the terminal's one line on kube-proxy lag per node ("" with one node or none).
 func propagationLine(ps []NodePropagation) string {
 	if len(ps) < 2 {
@@ -96,6 +127,9 @@ func propagationLine(ps []NodePropagation) string {
 		w := fmt.Sprintf("%s median %s max %s over %d", name, Millis(p.Median), Millis(p.Max), p.Withdrawals)
 		if p.Missed > 0 {
 			w += fmt.Sprintf(", %d not followed", p.Missed)
+		}
+		if p.KernelLater > 0 {
+			w += fmt.Sprintf(", %d later than its rules showed (the kernel's own routing, conntrack)", p.KernelLater)
 		}
 		parts = append(parts, w)
 	}

@@ -23,7 +23,7 @@ func TestPropagationPerNode(t *testing.T) {
 		ep(10*s, "a", false), unrouted(10*s+500*time.Millisecond, "a", "cp", true), unrouted(13*s, "a", "w1", false),
 		ep(20*s, "b", false), unrouted(20*s+200*time.Millisecond, "b", "cp", true), // w1 never follows b
 	}
-	got := propagation(entries)
+	got := propagation(entries, nil)
 	if len(got) != 2 {
 		t.Fatalf("got %+v, want two nodes", got)
 	}
@@ -40,7 +40,25 @@ func TestPropagationPerNode(t *testing.T) {
 			t.Errorf("line %q lacks %q", line, want)
 		}
 	}
-	if propagation(entries[:5]) == nil || propagation(entries[:2]) != nil {
+	if propagation(entries[:5], nil) == nil || propagation(entries[:2], nil) != nil {
 		t.Error("want figures only when there are routing entries and withdrawals")
+	}
+
+	// Issue #31: the ingress node's kernel DNAT'd a new connection to a after its rules read (10.5 s),
+	// opened at 11.2 s: the lag counted is the kernel's, and the line says so. A connection opened
+	// before the read, or a reused one, or one to another pod, changes nothing.
+	t0 := time.Unix(1_800_000_000, 0)
+	conn := func(opened time.Duration, pod string, reused bool) timeline.Request {
+		return timeline.Request{T: opened, Start: t0.Add(opened), ConnAt: t0.Add(opened), FlowAt: t0.Add(opened + time.Millisecond),
+			Pod: pod, PodFrom: timeline.PodFromConntrack, Status: 200, Reused: reused}
+	}
+	reqs := []timeline.Request{conn(10*s+400*time.Millisecond, "a", false), conn(11*s+200*time.Millisecond, "a", false),
+		conn(12*s, "a", true), conn(12*s, "b", false)}
+	got = propagation(entries, reqs)
+	if cp := got[0]; cp.KernelLater != 1 || cp.Max != 1200*time.Millisecond || got[1].KernelLater != 0 {
+		t.Errorf("with the kernel's routing: %+v", got)
+	}
+	if line := propagationLine(got); !strings.Contains(line, "max 1200 ms over 2, 1 later than its rules showed (the kernel's own routing, conntrack)") {
+		t.Errorf("line %q", line)
 	}
 }

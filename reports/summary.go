@@ -76,7 +76,7 @@ func Summarise(entries []timeline.Entry, reqs []timeline.Request) Summary {
 	s.Span = span(entries, reqs)
 	s.Requests = requestFigures(entries, reqs)
 	s.Faults = FaultIntervals(entries, s.Span)
-	s.Propagation = propagation(entries)
+	s.Propagation = propagation(entries, reqs)
 	s.Host = hostFigures(entries)
 
 	pods := map[string]*PodFigures{}
