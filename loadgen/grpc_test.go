@@ -366,7 +366,7 @@ func TestGRPCMethodFromReflection(t *testing.T) {
 	plain := startGRPCServer(t, nil, "pod-a", func(s *grpc.Server) { testpb.RegisterTestServiceServer(s, testService{}) })
 	for _, tc := range []struct{ addr, method, request, want string }{
 		{srv.addr, "/grpc.testing.TestService/NoSuch", "", "service grpc.testing.TestService has no method NoSuch"},
-		{srv.addr, "/grpc.testing.NoSuchService/UnaryCall", "", "NotFound"},
+		{srv.addr, "/grpc.testing.NoSuchService/UnaryCall", "", "the server has no service grpc.testing.NoSuchService"},
 		{srv.addr, "/grpc.testing.TestService/StreamingOutputCall", "", "only unary methods"},
 		{srv.addr, "/grpc.testing.TestService/UnaryCall", `{"nosuch": 1}`, "request message (grpc.testing.SimpleRequest)"},
 		{plain.addr, "/grpc.testing.TestService/UnaryCall", "", "does not serve grpc.reflection.v1"},

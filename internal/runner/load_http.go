@@ -6,11 +6,22 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/loadgen"
 )
 
-// vegetaLoad drives load with the loadgen package, keeping every request in memory.
+func init() {
+	registerLoad(loadProtocol{
+		Name: scenario.LoadHTTP,
+		Doc:  "HTTP/1.1 GETs of the target's request path; keepAlive: false opens a new connection per request",
+		Start: func(ctx context.Context, spec loadSpec, tl *timeline.Timeline, log *slog.Logger) (loadRun, error) {
+			return vegetaLoad{Logger: log}.Start(ctx, spec, tl)
+		},
+	})
+}
+
+// vegetaLoad drives HTTP load with the loadgen package, keeping every request in memory.
 type vegetaLoad struct {
 	Logger *slog.Logger
 }
