@@ -12,9 +12,10 @@ import (
 // GRPCConn is one TCP connection a gRPC client opened during the load. Local is the key by which the
 // node's conntrack table names the pod it was pinned to.
 type GRPCConn struct {
-	Client   int       `json:"client"` // which of the Clients connections opened it (from 0)
-	Local    string    `json:"local"`  // the client's local address, ip:port
-	Remote   string    `json:"remote"`
+	Client int    `json:"client"` // which of the Clients connections opened it (from 0)
+	Local  string `json:"local"`  // the client's local address, ip:port
+	Remote string `json:"remote"`
+	// OpenedAt is when its dial began (its first SYN, on which kube-proxy's DNAT chose the pod).
 	OpenedAt time.Time `json:"openedAt"`
 	// ClosedAt is when the connection ended while the load ran (after the server's GOAWAY, or cut);
 	// zero when it was still open when the last call completed.
@@ -47,12 +48,13 @@ func newGRPCConns() *grpcConns { return &grpcConns{byLocal: map[string]*grpcConn
 func (t *grpcConns) dialer(client int, d *net.Dialer, allow string) func(context.Context, string) (net.Conn, error) {
 	dial := loopbackDial(d, allow)
 	return func(ctx context.Context, addr string) (net.Conn, error) {
+		began := time.Now()
 		c, err := dial(ctx, "tcp", addr)
 		if err != nil {
 			return nil, err
 		}
 		s := &grpcConnState{GRPCConn: GRPCConn{
-			Client: client, Local: c.LocalAddr().String(), Remote: c.RemoteAddr().String(), OpenedAt: time.Now(),
+			Client: client, Local: c.LocalAddr().String(), Remote: c.RemoteAddr().String(), OpenedAt: began,
 		}}
 		t.mu.Lock()
 		t.byLocal[s.Local] = s
@@ -62,16 +64,17 @@ func (t *grpcConns) dialer(client int, d *net.Dialer, allow string) func(context
 	}
 }
 
-// stream counts a stream opened on the connection local and reports whether it was the first.
-func (t *grpcConns) stream(local string) bool {
+// stream counts a stream opened on the connection local and reports whether it was the first, and
+// when the connection was opened (zero when it is not one of the load's).
+func (t *grpcConns) stream(local string) (first bool, opened time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.byLocal[local]
 	if s == nil {
-		return false
+		return false, time.Time{}
 	}
 	s.streams++
-	return s.streams == 1
+	return s.streams == 1, s.OpenedAt
 }
 
 func (t *grpcConns) closed(local string, at time.Time) {
@@ -94,12 +97,13 @@ func (t *grpcConns) snapshot() []GRPCConn {
 }
 
 // grpcCall is what the stats handler learns about one call: the connection its last attempt went
-// over, whether that attempt was the connection's first stream, whether the server answered with a
+// over and when that was opened, whether that attempt was the connection's first stream, whether the server answered with a
 // status (trailers), the pod the metadata named, the response's size and how many attempts it took
 // (grpc-go transparently retries a call that never reached the server, as after a GOAWAY race).
 type grpcCall struct {
 	mu       sync.Mutex
 	conn     string
+	connAt   time.Time
 	first    bool
 	answered bool
 	pod      string
@@ -124,17 +128,19 @@ func (h grpcStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		return
 	}
 	var local string
+	var first bool
+	var opened time.Time
 	if o, ok := s.(*stats.OutHeader); ok && o.LocalAddr != nil {
 		local = o.LocalAddr.String()
+		first, opened = h.conns.stream(local)
 	}
-	first := local != "" && h.conns.stream(local)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch s := s.(type) {
 	case *stats.Begin:
 		c.attempts++
 	case *stats.OutHeader:
-		c.conn, c.first, c.answered, c.pod = local, first, false, ""
+		c.conn, c.connAt, c.first, c.answered, c.pod = local, opened, first, false, ""
 	case *stats.InHeader:
 		c.notePod(s.Header.Get(h.podHeader))
 	case *stats.InTrailer:

@@ -320,7 +320,7 @@ func (l *GRPCLoad) consume() {
 func (rec *grpcRecorder) record(res grpcResult) timeline.Request {
 	c := res.call
 	c.mu.Lock()
-	conn, first, answered, pod, bytes, attempts := c.conn, c.first, c.answered, c.pod, c.bytes, c.attempts
+	conn, connAt, first, answered, pod, bytes, attempts := c.conn, c.connAt, c.first, c.answered, c.pod, c.bytes, c.attempts
 	c.mu.Unlock()
 	q := timeline.Request{
 		Seq:     res.seq,
@@ -329,6 +329,7 @@ func (rec *grpcRecorder) record(res grpcResult) timeline.Request {
 		Latency: res.latency,
 		Bytes:   bytes,
 		Conn:    conn,
+		ConnAt:  connAt,
 		Pod:     pod,
 		Reused:  conn != "" && !first,
 		Retried: attempts > 1,

@@ -65,6 +65,9 @@ func healthMethod(service, reqJSON string) (*grpcMethod, error) {
 func resolveMethod(ctx context.Context, cc grpc.ClientConnInterface, name, reqJSON string) (*grpcMethod, error) {
 	svc, meth, _ := strings.Cut(strings.TrimPrefix(name, "/"), "/")
 	files, err := reflectFiles(ctx, cc, svc)
+	if errors.Is(err, errNoSymbol) {
+		return nil, fmt.Errorf("loadgen: gRPC method %s: the server has no service %s", name, svc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: gRPC method %s: server reflection: %w", name, err)
 	}
@@ -109,7 +112,7 @@ func reflectFiles(ctx context.Context, cc grpc.ClientConnInterface, symbol strin
 			return nil, err
 		}
 		if e := resp.GetErrorResponse(); e != nil {
-			return nil, fmt.Errorf("%s: %s", codes.Code(e.GetErrorCode()), e.GetErrorMessage())
+			return nil, status.Error(codes.Code(e.GetErrorCode()), e.GetErrorMessage())
 		}
 		return resp.GetFileDescriptorResponse().GetFileDescriptorProto(), nil
 	}
@@ -131,8 +134,11 @@ func reflectFiles(ctx context.Context, cc grpc.ClientConnInterface, symbol strin
 	raw, err := ask(&reflectionpb.ServerReflectionRequest{
 		MessageRequest: &reflectionpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: symbol},
 	})
-	if status.Code(err) == codes.Unimplemented {
+	switch status.Code(err) {
+	case codes.Unimplemented:
 		return nil, errNoReflection
+	case codes.NotFound:
+		return nil, errNoSymbol
 	}
 	if err != nil {
 		return nil, fmt.Errorf("symbol %s: %w", symbol, err)
@@ -173,6 +179,9 @@ func reflectFiles(ctx context.Context, cc grpc.ClientConnInterface, symbol strin
 	}
 	return files, nil
 }
+
+// errNoSymbol: the reflection service knows no such symbol (the server serves no such service).
+var errNoSymbol = errors.New("no such symbol")
 
 // errNoReflection: the server does not serve reflection, so no method but the health check can be
 // called (the load has no compiled-in message types).

@@ -151,9 +151,19 @@ func TestGRPCHealthLoadPacedAndRecorded(t *testing.T) {
 // TestGRPCClientsEachHoldAConnection: three clients share the calls in turn, one connection each.
 func TestGRPCClientsEachHoldAConnection(t *testing.T) {
 	srv := startGRPCServer(t, nil, "pod-a", withHealth(healthpb.HealthCheckResponse_SERVING))
-	rep, _, err := runGRPC(t, context.Background(), GRPCConfig{Target: srv.addr, Rate: 200, Count: 90, Clients: 3})
+	rep, reqs, err := runGRPC(t, context.Background(), GRPCConfig{Target: srv.addr, Rate: 200, Count: 90, Clients: 3})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every call is dated by its connection's opening, as the conntrack attribution matches flows.
+	opened := map[string]time.Time{}
+	for _, c := range rep.Conns {
+		opened[c.Local] = c.OpenedAt
+	}
+	for _, q := range reqs {
+		if at, ok := opened[q.Conn]; !ok || q.ConnAt.IsZero() || !q.ConnAt.Equal(at) {
+			t.Fatalf("call %d on %s: connAt %v, the connection opened %v (known %v)", q.Seq, q.Conn, q.ConnAt, at, ok)
+		}
 	}
 	if len(rep.Conns) != 3 || rep.OK != 90 || rep.Reused != 87 {
 		t.Fatalf("connections %+v, ok %d, reused %d; want 3 connections, 90 OK, 87 reused", rep.Conns, rep.OK, rep.Reused)
@@ -356,7 +366,7 @@ func TestGRPCMethodFromReflection(t *testing.T) {
 	plain := startGRPCServer(t, nil, "pod-a", func(s *grpc.Server) { testpb.RegisterTestServiceServer(s, testService{}) })
 	for _, tc := range []struct{ addr, method, request, want string }{
 		{srv.addr, "/grpc.testing.TestService/NoSuch", "", "service grpc.testing.TestService has no method NoSuch"},
-		{srv.addr, "/grpc.testing.NoSuchService/UnaryCall", "", "NotFound"},
+		{srv.addr, "/grpc.testing.NoSuchService/UnaryCall", "", "the server has no service grpc.testing.NoSuchService"},
 		{srv.addr, "/grpc.testing.TestService/StreamingOutputCall", "", "only unary methods"},
 		{srv.addr, "/grpc.testing.TestService/UnaryCall", `{"nosuch": 1}`, "request message (grpc.testing.SimpleRequest)"},
 		{plain.addr, "/grpc.testing.TestService/UnaryCall", "", "does not serve grpc.reflection.v1"},

@@ -24,7 +24,8 @@ import (
 // SKIPs as INCONCLUSIVE. Version 3 added NOT APPLICABLE (a scenario the target does not take by
 // its declaration, with the reason in the scenario's notApplicable). Version 4 added each verdict's
 // measure (the quantity it judged and its bound, for probegate compare); older reports have none.
-const SchemaVersion = 4
+// Version 5 added a scenario's connections (a gRPC load's, each with the pods its calls went to).
+const SchemaVersion = 5
 
 // skipV1 is the status version 1 reports gave a verdict whose fault was skipped.
 const skipV1 verdict.Status = "SKIP"
@@ -101,6 +102,9 @@ type ScenarioReport struct {
 	// Capacity is the target's capacity as the run measured it before sizing an overload from it
 	// (nil when no overload asked).
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Connections are the long-lived connections a gRPC load held, each with the pods its calls
+	// were attributed to (nil for HTTP load).
+	Connections []Connection `json:"connections,omitempty"`
 
 	// Timeline and Requests are the recorded data. WriteAll saves them at TimelinePath and
 	// RequestsPath; LoadDir reads them back. They are never part of report.json itself.

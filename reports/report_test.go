@@ -51,7 +51,7 @@ func TestReadJSONRejectsBadReports(t *testing.T) {
 		// A FAIL must not hide behind notApplicable (which decides the scenario's status).
 		"fail in a not applicable scenario": {`{"schemaVersion": 3, "scenarios": [{"name": "x", "notApplicable": "no dependency", "verdicts": [{"rule": "r", "status": "FAIL"}]}]}`, "judges nothing"},
 		"not applicable without why":        {`{"schemaVersion": 3, "scenarios": [{"name": "x", "verdicts": [{"rule": "r", "status": "NOT APPLICABLE"}]}]}`, "says not why"},
-		"measure direction":                 {`{"schemaVersion": 4, "scenarios": [{"name": "x", "verdicts": [{"rule": "r", "status": "PASS", "measure": {"name": "n", "value": 1, "unit": "s", "bound": 2, "direction": "up"}}]}]}`, "neither max nor min"},
+		"measure direction":                 {`{"schemaVersion": 5, "scenarios": [{"name": "x", "verdicts": [{"rule": "r", "status": "PASS", "measure": {"name": "n", "value": 1, "unit": "s", "bound": 2, "direction": "up"}}]}]}`, "neither max nor min"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

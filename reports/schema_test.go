@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
@@ -179,6 +180,11 @@ func TestReportJSONMatchesSchema(t *testing.T) {
 	r := reportstest.SampleReport(5)
 	r.Scenarios[1].Error = "deploy target: timed out"
 	r.Scenarios[1].Verdicts = nil
+	r.Scenarios[0].Connections = []reports.Connection{
+		{Client: 0, Local: "172.18.0.1:40000", Remote: "172.18.0.2:30080", OpenedAt: r.Started, Calls: 40,
+			FirstCall: r.Started, LastCall: r.Started.Add(time.Second), Pods: map[string]uint64{"web-0": 40}, Pod: "web-0"},
+		{Client: 1, Local: "172.18.0.1:40002", OpenedAt: r.Started, ClosedAt: r.Started.Add(2 * time.Second), Calls: 3},
+	}
 	dir := t.TempDir()
 	if err := reports.WriteAll(dir, r); err != nil {
 		t.Fatal(err)
@@ -200,7 +206,7 @@ func TestSchemaValidatorCatchesViolations(t *testing.T) {
 	}
 	good := buf.String()
 	bad := map[string]string{
-		"wrong version":    strings.Replace(good, `"schemaVersion": 4`, `"schemaVersion": 1`, 1),
+		"wrong version":    strings.Replace(good, `"schemaVersion": 5`, `"schemaVersion": 1`, 1),
 		"unknown field":    strings.Replace(good, `"cluster":`, `"clusterName": "x", "cluster":`, 1),
 		"bad status":       strings.Replace(good, `"status": "FAIL"`, `"status": "BROKEN"`, 1),
 		"string duration":  strings.Replace(good, `"span": `, `"span": "2m", "x":`, 1),
@@ -261,6 +267,7 @@ func TestSchemaCoversEveryField(t *testing.T) {
 		"requestFigures": reflect.TypeOf(reports.RequestFigures{}),
 		"podFigures":     reflect.TypeOf(reports.PodFigures{}),
 		"faultInterval":  reflect.TypeOf(reports.FaultInterval{}),
+		"connection":     reflect.TypeOf(reports.Connection{}),
 	}
 	for def, typ := range exact {
 		s := schema

@@ -69,6 +69,9 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 		if s.Capacity != nil {
 			fmt.Fprintf(&b, "  %s\n", paint(ansiDim, "measured before the overload: "+s.Capacity.String()))
 		}
+		if line := connectionsLine(s.Connections); line != "" {
+			fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))
+		}
 		if s.Summary != nil {
 			if line := propagationLine(s.Summary.Propagation); line != "" {
 				fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))

@@ -36,6 +36,11 @@ func TestRunBadInputExitsTwoWithOneLine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(brokenKustomize, "kustomization.yaml"), []byte("resources: [missing.yaml]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	grpcBase := "name: app\nmanifests: [" + appYAML + "]\nworkload: deployment/web\nservice: web\n"
+	unknownProtocol := writeRunInput(t, "target.yaml", grpcBase+"protocol: h2\n")
+	badMethod := writeRunInput(t, "target.yaml", grpcBase+"protocol: grpc\ngrpc: {method: Cart.Get}\n")
+	badRequest := writeRunInput(t, "target.yaml", grpcBase+"protocol: grpc\ngrpc: {method: /shop.Cart/Get, request: '{id: 7'}\n")
+	grpcTarget := writeRunInput(t, "target.yaml", grpcBase+"protocol: grpc\n")
 	kustomizeError := writeRunInput(t, "target.yaml", "name: app\nmanifests: ["+brokenKustomize+"]\nworkload: deployment/web\nservice: web\n")
 	noManifests := writeRunInput(t, "target.yaml", "name: app\nmanifests: [missing/]\nworkload: deployment/app\nservice: app\n")
 	// A kubeconfig whose API server does not answer (nothing listens on 127.0.0.1:1).
@@ -61,6 +66,10 @@ current-context: dead
 		{"service selecting nothing", []string{"run", "--target", selectsNothing}, "probegate: target app: service web selects app=web, which the pods of statefulset/db do not carry"},
 		{"missing dependency service", []string{"run", "--target", noDependency}, "probegate: target app: dependency cache: service redis: not in the manifests"},
 		{"kustomize error", []string{"run", "--target", kustomizeError}, "probegate: target app: manifests: " + brokenKustomize + ": kustomize: "},
+		{"unknown protocol", []string{"run", "--target", unknownProtocol}, "probegate: " + unknownProtocol + `:5: protocol: want http or grpc, got "h2"`},
+		{"gRPC method not /package.Service/Method", []string{"run", "--target", badMethod}, "probegate: " + badMethod + `:6: grpc.method: want /package.Service/Method, got "Cart.Get"`},
+		{"gRPC request not JSON", []string{"run", "--target", badRequest}, "probegate: " + badRequest + ":6: grpc.request: not JSON"},
+		{"gRPC with in-cluster load", []string{"run", "--target", grpcTarget, "--load", "in-cluster"}, "probegate: --load in-cluster: target app speaks grpc, and the in-cluster load agents speak HTTP only: use --load host"},
 		{"image without target", []string{"run", "--image", "a=b"}, "probegate: --image swaps images of your own manifests: it needs --target"},
 		{"malformed image swap", []string{"run", "--target", noManifests, "--image", "nginx"}, `probegate: --image "nginx": want OLD=NEW`},
 		{"variant with target", []string{"run", "--target", badTarget, "--variant", "good"}, "probegate: --variant selects a bundled fixture variant"},

@@ -1,7 +1,10 @@
 package deploy
 
 import (
+	"context"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/probegate/probegate/internal/scenario"
@@ -20,5 +23,20 @@ func TestImagesToLoadIncludeTheInterposedToxiproxy(t *testing.T) {
 	}
 	if len(app.Images) != 1 {
 		t.Errorf("the app's own list changed: %v", app.Images)
+	}
+}
+
+func TestAcceptsWaitsForAListener(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + lis.Addr().String()
+	if ok, note, err := accepts(url)(context.Background()); !ok || err != nil {
+		t.Errorf("listening: ok %v, note %q, err %v", ok, note, err)
+	}
+	lis.Close()
+	if ok, note, err := accepts(url)(context.Background()); ok || err != nil || !strings.Contains(note, "connect to") {
+		t.Errorf("closed: ok %v, note %q, err %v", ok, note, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/scenario"
 )
 
 // Names of what probegate adds beside a user's app in its namespace.
@@ -152,7 +153,12 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 	}
 	want := replicasOf(app.workloadIn(objs))
 	steps = append(steps, step{"endpoints of service " + ns + "/" + app.Service.Name, endpointsReady(client, ns, app.Service.Name, want)})
-	if ep.URL != "" {
+	switch {
+	case ep.URL == "":
+	case app.Spec.Protocol == scenario.LoadGRPC:
+		// An HTTP GET is no gRPC call: the load's own first call (and the method's reflection) tells.
+		steps = append(steps, step{"connect to NodePort " + ep.URL + " (gRPC)", accepts(ep.URL)})
+	default:
 		steps = append(steps, step{"GET " + app.Spec.Requests.Default + " through NodePort " + ep.URL,
 			answers(ep.URL + app.Spec.Requests.Default)})
 	}

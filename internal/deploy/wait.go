@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -188,5 +189,23 @@ func httpCheck(url string, timeout time.Duration, judge func(code int) (bool, er
 		resp.Body.Close()
 		done, err := judge(resp.StatusCode)
 		return done, fmt.Sprintf("GET %s: %s", url, resp.Status), err
+	}
+}
+
+// accepts is a readiness check that a TCP connection to url's host opens (a port that speaks no
+// HTTP, such as gRPC's).
+func accepts(url string) func(context.Context) (bool, string, error) {
+	addr := strings.TrimPrefix(url, "http://")
+	return func(ctx context.Context) (bool, string, error) {
+		d := net.Dialer{Timeout: 5 * time.Second}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, "", nil
+			}
+			return false, "connect to " + addr + ": " + err.Error(), nil
+		}
+		c.Close()
+		return true, "", nil
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/faults"
+	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/loadgen"
 	"github.com/probegate/probegate/loadgen/agent"
@@ -41,6 +42,9 @@ type agentLoad struct {
 
 // Start implements loadStarter.
 func (a agentLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timeline) (loadRun, error) {
+	if spec.Protocol != "" && spec.Protocol != scenario.LoadHTTP {
+		return nil, fmt.Errorf("in-cluster load speaks HTTP only, the target %s", spec.Protocol)
+	}
 	if spec.Namespace == "" || spec.Service == "" {
 		return nil, fmt.Errorf("in-cluster load needs the target's Service (namespace %q, service %q)", spec.Namespace, spec.Service)
 	}

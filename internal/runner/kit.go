@@ -14,6 +14,7 @@ import (
 	"github.com/probegate/probegate/internal/seed"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/reports"
 )
 
 // kit is every capability a run needs, each behind a small interface so the schedule can be tested
@@ -50,7 +51,11 @@ type observation interface {
 
 // loadSpec is the load of one scenario.
 type loadSpec struct {
+	// URL is the target's base URL and the request path; a gRPC load dials its host:port.
 	URL string
+	// Protocol is the target's (scenario.LoadHTTP when empty); GRPC its call when it is gRPC.
+	Protocol string
+	GRPC     *scenario.GRPCCall
 	// Namespace, Service and Path say where in-cluster load goes: the target's Service, on Path.
 	Namespace, Service, Path string
 	Rate                     int
@@ -80,6 +85,12 @@ type loadRun interface {
 	Wait() ([]timeline.Request, error)
 	// Stop ends the load early; it is safe to call more than once.
 	Stop()
+}
+
+// connectionRun is a load that holds long-lived connections (gRPC's) and lists them once it has
+// ended, for the report's pods per connection.
+type connectionRun interface {
+	Connections() []reports.Connection
 }
 
 // faultEnv is what building a fault instance may use.

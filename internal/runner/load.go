@@ -4,79 +4,57 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
+	"maps"
+	"slices"
+	"strings"
 
+	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
-	"github.com/probegate/probegate/loadgen"
 )
 
-// vegetaLoad drives load with the loadgen package, keeping every request in memory.
-type vegetaLoad struct {
+// loadProtocol is one protocol the host load speaks to the target's port. Each registers itself
+// in its own file (load_http.go, load_grpc.go), as fault types and workload kinds do; nothing else
+// in the runner switches on the protocol.
+type loadProtocol struct {
+	Name  string // the target file's protocol (scenario.LoadHTTP, …)
+	Doc   string // what the load sends, one sentence
+	Start func(ctx context.Context, spec loadSpec, tl *timeline.Timeline, log *slog.Logger) (loadRun, error)
+}
+
+var loadProtocols = map[string]loadProtocol{}
+
+// registerLoad adds a protocol; it panics on a duplicate or malformed one (init time).
+func registerLoad(p loadProtocol) {
+	if p.Name == "" || p.Doc == "" || p.Start == nil {
+		panic(fmt.Sprintf("runner: load protocol %q needs a name, a doc and a starter", p.Name))
+	}
+	if _, dup := loadProtocols[p.Name]; dup {
+		panic(fmt.Sprintf("runner: load protocol %q registered twice", p.Name))
+	}
+	loadProtocols[p.Name] = p
+}
+
+// loadProtocolNames lists the registered protocols, sorted.
+func loadProtocolNames() []string { return slices.Sorted(maps.Keys(loadProtocols)) }
+
+// hostLoad drives the load from this process in the spec's protocol (HTTP when it names none).
+type hostLoad struct {
 	Logger *slog.Logger
 }
 
 // Start implements loadStarter.
-func (v vegetaLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timeline) (loadRun, error) {
-	run := &vegetaRun{}
-	cfg := loadgen.Config{
-		URL:                     spec.URL,
-		Rate:                    float64(spec.Rate),
-		Duration:                spec.Duration,
-		Timeout:                 spec.Timeout,
-		NewConnectionPerRequest: !spec.KeepAlive,
-		Clients:                 spec.Clients,
-		PodHeader:               spec.PodHeader,
-		IgnorePodHeader:         spec.IgnorePodHeader,
-		AllowHost:               spec.AllowHost,
-		MaxWorkers:              spec.MaxWorkers,
-		Timeline:                tl,
-		OnRequest: func(r timeline.Request) {
-			run.mu.Lock()
-			run.reqs = append(run.reqs, r)
-			run.mu.Unlock()
-		},
-		Logger: v.Logger,
+func (h hostLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timeline) (loadRun, error) {
+	name := spec.Protocol
+	if name == "" {
+		name = scenario.LoadHTTP
 	}
-	l, err := loadgen.Start(ctx, cfg)
-	if err != nil {
-		return nil, err
+	p, ok := loadProtocols[name]
+	if !ok {
+		return nil, fmt.Errorf("no %s load: the load speaks %s", name, strings.Join(loadProtocolNames(), ", "))
 	}
-	run.load = l
-	return run, nil
-}
-
-type vegetaRun struct {
-	load *loadgen.Load
-	mu   sync.Mutex
-	reqs []timeline.Request
-}
-
-func (r *vegetaRun) SetRate(rate float64) float64 { return r.load.SetRate(rate) }
-func (r *vegetaRun) Stop()                        { r.load.Stop() }
-
-// Counts is the load's tally, which the overload fault reads as its proof of effect.
-func (r *vegetaRun) Counts() loadgen.Counts { return r.load.Counts() }
-
-// ServedBy counts the requests recorded so far by the pod that served them (the "busiest" pod choice).
-func (r *vegetaRun) ServedBy() map[string]uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[string]uint64{}
-	for _, q := range r.reqs {
-		if q.Pod != "" {
-			out[q.Pod]++
-		}
+	log := h.Logger
+	if log == nil {
+		log = slog.Default()
 	}
-	return out
-}
-
-func (r *vegetaRun) Wait() ([]timeline.Request, error) {
-	rep, err := r.load.Wait()
-	r.mu.Lock()
-	reqs := r.reqs
-	r.mu.Unlock()
-	if err != nil {
-		return reqs, fmt.Errorf("load on %s (sent %d, recorded %d): %w", rep.URL, rep.Sent, rep.Recorded, err)
-	}
-	return reqs, nil
+	return p.Start(ctx, spec, tl, log)
 }

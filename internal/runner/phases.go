@@ -380,6 +380,9 @@ func (s *scenarioRun) drive(ctx context.Context, path string) error {
 	reqs, s.rep.Attribution = s.attr.apply(reqs, s.tl.Entries())
 	s.routes.record(s.tl)
 	s.rep.Requests, s.reqs = reqs, reqs
+	if c, ok := load.(connectionRun); ok {
+		s.rep.Connections = reports.PinConnections(c.Connections(), reqs)
+	}
 	if err := waitSchedule(); err != nil {
 		load.Stop()
 		return err
@@ -397,6 +400,7 @@ func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time
 	s.mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
 	load, err := r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
 		URL: s.target.URL + path, Namespace: s.target.Namespace, Service: s.target.Service, Path: path,
+		Protocol: protocolOf(r.Opts.Custom), GRPC: grpcCall(r.Opts.Custom),
 		Rate: sc.Load.Rate, Duration: sc.Load.Duration,
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, Clients: sc.Load.Clients, PodHeader: podHeader(r.Opts.Custom),
 		// A user's app names its pod only in the header its target file gives, if any.

@@ -272,6 +272,22 @@ func podHeader(custom *scenario.TargetSpec) string {
 	return ""
 }
 
+// protocolOf is the protocol the target's load speaks ("" for the fixture: HTTP).
+func protocolOf(custom *scenario.TargetSpec) string {
+	if custom != nil {
+		return custom.Protocol
+	}
+	return ""
+}
+
+// grpcCall is the call a gRPC target's load makes (nil for any other).
+func grpcCall(custom *scenario.TargetSpec) *scenario.GRPCCall {
+	if custom != nil {
+		return custom.GRPC
+	}
+	return nil
+}
+
 // loadPath is the path the scenario's load requests on the target, or why the target cannot take
 // the scenario (it needs requests that take a while, and the target file names none).
 func loadPath(sc *scenario.Scenario, custom *scenario.TargetSpec) (path, cannot string) {

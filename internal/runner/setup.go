@@ -61,6 +61,12 @@ func Plan(req Request, cat *scenario.Catalogue, vocab scenario.Vocabulary) ([]*s
 		if app, err = deploy.LoadApp(spec, req.Images); err != nil {
 			return nil, nil, err
 		}
+		if _, ok := loadProtocols[spec.Protocol]; !ok {
+			return nil, nil, fmt.Errorf("target %s: protocol %s: the load speaks %s", spec.Name, spec.Protocol, strings.Join(loadProtocolNames(), ", "))
+		}
+		if spec.Protocol != scenario.LoadHTTP && req.LoadAgents > 0 {
+			return nil, nil, fmt.Errorf("--load in-cluster: target %s speaks %s, and the in-cluster load agents speak HTTP only: use --load host", spec.Name, spec.Protocol)
+		}
 	} else if len(req.Images) > 0 {
 		return nil, nil, fmt.Errorf("--image swaps images of your own manifests: it needs --target")
 	}

@@ -11,9 +11,9 @@ import (
 )
 
 // New returns a runner on the cluster c with the real parts: the deployer of app (the bundled
-// fixture when app is nil), the informer observers, vegeta load, the fault registry and the
-// verdict rules. kc is the local kind cluster, nil for --kubeconfig runs (then no images are loaded
-// and node-level faults are skipped).
+// fixture when app is nil), the informer observers, the host load in the target's protocol
+// (load.go), the fault registry and the verdict rules. kc is the local kind cluster, nil for
+// --kubeconfig runs (then no images are loaded and node-level faults are skipped).
 func New(c *cluster.Conn, kc *cluster.Cluster, app *deploy.App, opts Options) *Runner {
 	log := opts.Logger
 	if log == nil {
@@ -22,7 +22,7 @@ func New(c *cluster.Conn, kc *cluster.Cluster, app *deploy.App, opts Options) *R
 	k := kit{
 		deployer:  deploy.NewDeployer(app, kc, log),
 		observers: informerObservers{Logger: log},
-		load:      vegetaLoad{Logger: log},
+		load:      hostLoad{Logger: log},
 		judge:     verdictJudge{},
 	}
 	if kc != nil {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -28,9 +29,13 @@ type TargetSpec struct {
 	// Container is the container under test; the workload's first when empty.
 	Container string `json:"container,omitempty"`
 	// Service routes traffic to the workload; Port is its port, by name or number (its first when
-	// empty).
+	// empty): the one that speaks Protocol.
 	Service string `json:"service"`
 	Port    string `json:"port,omitempty"`
+	// Protocol is what the load speaks on Port: LoadHTTP (the default) or LoadGRPC.
+	Protocol string `json:"protocol,omitempty"`
+	// GRPC is the call a gRPC load makes (set exactly when Protocol is LoadGRPC).
+	GRPC *GRPCCall `json:"grpc,omitempty"`
 	// Images swap image references in the manifests (old → new, a local image or an image tarball).
 	Images map[string]string `json:"images,omitempty"`
 	// Requests are what the load asks for.
@@ -84,6 +89,29 @@ type StallEndpoint struct {
 	Path string `json:"path"`
 }
 
+// Load protocols: what the load speaks to the target's port.
+const (
+	LoadHTTP = "http"
+	LoadGRPC = "grpc"
+)
+
+// GRPCHealthCheck is the standard gRPC health service's Check, a gRPC target's default call.
+const GRPCHealthCheck = "/grpc.health.v1.Health/Check"
+
+// GRPCCall is the unary call a gRPC load makes.
+type GRPCCall struct {
+	// Method is the full method name, /package.Service/Method (GRPCHealthCheck when not given).
+	Method string `json:"method"`
+	// Request is the request message as protobuf JSON ("" is the empty message); any method but the
+	// health check has its types learnt from the server's reflection service when the load starts.
+	Request string `json:"request,omitempty"`
+	// Service is the service name the health check asks about ("" is the server as a whole).
+	Service string `json:"service,omitempty"`
+}
+
+// grpcMethodRE is /package.Service/Method: a dotted service name with a package, a method name.
+var grpcMethodRE = regexp.MustCompile(`^/[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+/[A-Za-z_][A-Za-z0-9_]*$`)
+
 // Dependency is a TCP dependency the app reaches through a Service of its manifests.
 type Dependency struct {
 	// Name identifies it in faults (param dependency).
@@ -124,7 +152,8 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, &InvalidError{Problems: []Problem{{File: file, Msg: "empty file"}}}
 	}
-	t := &TargetSpec{File: file, Requests: Requests{Default: "/"}}
+	t := &TargetSpec{File: file, Requests: Requests{Default: "/"}, Protocol: LoadHTTP}
+	var protocolNode, grpcNode, requestsNode *yaml.Node
 	root := doc.Content[0]
 	if root.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(root.Content); i += 2 {
@@ -160,8 +189,35 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 		"container": {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Container) }},
 		"service":   {required: true, decode: func(n *yaml.Node, p string) { r.str(n, p, &t.Service) }},
 		"port":      {decode: func(n *yaml.Node, p string) { r.text(n, p, &t.Port) }},
-		"images":    {decode: func(n *yaml.Node, p string) { r.params(n, p, &t.Images) }},
+		"protocol": {decode: func(n *yaml.Node, p string) {
+			protocolNode = n
+			r.str(n, p, &t.Protocol)
+			if t.Protocol != LoadHTTP && t.Protocol != LoadGRPC {
+				r.fail(n, p, "want %s or %s, got %q", LoadHTTP, LoadGRPC, t.Protocol)
+			}
+		}},
+		"grpc": {decode: func(n *yaml.Node, p string) {
+			grpcNode = n
+			t.GRPC = &GRPCCall{}
+			r.mapping(n, p, map[string]field{
+				"method": {decode: func(n *yaml.Node, p string) {
+					r.str(n, p, &t.GRPC.Method)
+					if !grpcMethodRE.MatchString(t.GRPC.Method) {
+						r.fail(n, p, "want /package.Service/Method, got %q", t.GRPC.Method)
+					}
+				}},
+				"request": {decode: func(n *yaml.Node, p string) {
+					r.str(n, p, &t.GRPC.Request)
+					if !json.Valid([]byte(t.GRPC.Request)) {
+						r.fail(n, p, "not JSON: want the request message as protobuf JSON, e.g. '{\"name\": \"x\"}'")
+					}
+				}},
+				"service": {decode: func(n *yaml.Node, p string) { r.str(n, p, &t.GRPC.Service) }},
+			})
+		}},
+		"images": {decode: func(n *yaml.Node, p string) { r.params(n, p, &t.Images) }},
 		"requests": {decode: func(n *yaml.Node, p string) {
+			requestsNode = n
 			r.mapping(n, p, map[string]field{
 				"default": {decode: func(n *yaml.Node, p string) {
 					r.str(n, p, &t.Requests.Default)
@@ -255,11 +311,36 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 		if !ok || name == "" {
 			r.fail(workloadNode, "workload", "want deployment/NAME or statefulset/NAME, got %q", workload)
 		}
+		r.checkGRPC(t, protocolNode, grpcNode, requestsNode)
 	}
 	if len(r.problems) > 0 {
 		return nil, &InvalidError{Problems: r.problems}
 	}
 	return t, nil
+}
+
+// checkGRPC checks that the grpc block and the HTTP requests go with the protocol, and defaults the
+// call to the health check.
+func (r *nodeReader) checkGRPC(t *TargetSpec, protocolNode, grpcNode, requestsNode *yaml.Node) {
+	if t.Protocol != LoadGRPC {
+		if grpcNode != nil {
+			r.fail(grpcNode, "grpc", "goes with protocol: grpc (the load speaks %s)", t.Protocol)
+		}
+		return
+	}
+	if requestsNode != nil {
+		r.fail(requestsNode, "requests", "HTTP paths: a gRPC target's load makes the call grpc: names")
+	}
+	if t.GRPC == nil {
+		t.GRPC = &GRPCCall{}
+		grpcNode = protocolNode
+	}
+	if t.GRPC.Method == "" {
+		t.GRPC.Method = GRPCHealthCheck
+	}
+	if t.GRPC.Service != "" && (t.GRPC.Method != GRPCHealthCheck || t.GRPC.Request != "") {
+		r.fail(grpcNode, "grpc.service", "names the service the health check asks about: it goes with the health check (%s) and no request", GRPCHealthCheck)
+	}
 }
 
 // ManifestPaths are the manifests' paths, resolved against the target file's directory.

@@ -18,3 +18,62 @@ func TestTargetBootstrapEnv(t *testing.T) {
 		t.Errorf("a bad name: err = %v", err)
 	}
 }
+
+func TestTargetProtocol(t *testing.T) {
+	base := "name: web\nmanifests: [m.yaml]\nworkload: deployment/web\nservice: web\n"
+	spec, err := ParseTargetSpec("t.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Protocol != LoadHTTP || spec.GRPC != nil {
+		t.Errorf("default: protocol %q, grpc %+v", spec.Protocol, spec.GRPC)
+	}
+	spec, err = ParseTargetSpec("t.yaml", []byte(base+"port: grpc\nprotocol: grpc\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Protocol != LoadGRPC || spec.GRPC == nil || spec.GRPC.Method != GRPCHealthCheck || spec.Port != "grpc" {
+		t.Errorf("grpc without a call: protocol %q, port %q, grpc %+v", spec.Protocol, spec.Port, spec.GRPC)
+	}
+	spec, err = ParseTargetSpec("t.yaml", []byte(base+"protocol: grpc\ngrpc: {method: /shop.v1.Cart/Get, request: '{\"id\": 7}'}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (GRPCCall{Method: "/shop.v1.Cart/Get", Request: `{"id": 7}`}); *spec.GRPC != want {
+		t.Errorf("grpc %+v, want %+v", *spec.GRPC, want)
+	}
+	spec, err = ParseTargetSpec("t.yaml", []byte(base+"protocol: grpc\ngrpc: {service: podinfo}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (GRPCCall{Method: GRPCHealthCheck, Service: "podinfo"}); *spec.GRPC != want {
+		t.Errorf("grpc %+v, want %+v", *spec.GRPC, want)
+	}
+}
+
+func TestTargetProtocolErrors(t *testing.T) {
+	base := "name: web\nmanifests: [m.yaml]\nworkload: deployment/web\nservice: web\n"
+	cases := map[string]struct{ body, want string }{
+		"unknown protocol":       {"protocol: h2\n", `t.yaml:5: protocol: want http or grpc, got "h2"`},
+		"method without package": {"protocol: grpc\ngrpc: {method: /Svc/Call}\n", `t.yaml:6: grpc.method: want /package.Service/Method, got "/Svc/Call"`},
+		"method without slash":   {"protocol: grpc\ngrpc: {method: shop.Cart.Get}\n", `t.yaml:6: grpc.method: want /package.Service/Method, got "shop.Cart.Get"`},
+		"method with a path":     {"protocol: grpc\ngrpc: {method: /shop.Cart/Get/x}\n", `grpc.method: want /package.Service/Method`},
+		"request not JSON":       {"protocol: grpc\ngrpc: {method: /shop.Cart/Get, request: '{id: 7'}\n", `t.yaml:6: grpc.request: not JSON`},
+		"request not a string":   {"protocol: grpc\ngrpc: {method: /shop.Cart/Get, request: {id: 7}}\n", `t.yaml:6: grpc.request: expected a string`},
+		"unknown grpc field":     {"protocol: grpc\ngrpc: {metod: /shop.Cart/Get}\n", `grpc.metod: unknown field`},
+		"grpc with http":         {"grpc: {method: /shop.Cart/Get}\n", `t.yaml:5: grpc: goes with protocol: grpc`},
+		"requests with grpc":     {"protocol: grpc\nrequests: {default: /x}\n", `t.yaml:6: requests: HTTP paths`},
+		"service with a method":  {"protocol: grpc\ngrpc: {method: /shop.Cart/Get, service: x}\n", `grpc.service: names the service the health check asks about`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseTargetSpec("t.yaml", []byte(base+tc.body))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+}

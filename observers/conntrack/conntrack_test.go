@@ -220,3 +220,31 @@ func TestAttributeDatesTheConnection(t *testing.T) {
 		}
 	}
 }
+
+// A gRPC connection carries every call of its client for the whole load: each call, however long
+// after the opening, takes the flow of its connection's opening (ConnAt); after a GOAWAY the new
+// connection on a reused port takes its own.
+func TestAttributeLongLivedGRPCConnection(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	entries := []timeline.Entry{endpoint(0, "web-a", "10.244.0.5"), endpoint(0, "web-b", "10.244.0.6")}
+	flow := func(s float64, backend string) Flow {
+		return Flow{At: at(s), Client: netip.MustParseAddrPort("172.29.0.1:40000"), Service: netip.MustParseAddrPort("172.29.0.2:30080"),
+			Backend: netip.MustParseAddrPort(backend)}
+	}
+	flows := []Flow{flow(0.002, "10.244.0.5:9999"), flow(40.003, "10.244.0.6:9999")}
+	call := func(seq uint64, s, opened float64) timeline.Request {
+		return timeline.Request{Seq: seq, T: time.Duration(s * float64(time.Second)), Start: at(s), Latency: 2 * time.Millisecond,
+			GRPC: "OK", Conn: "172.29.0.1:40000", ConnAt: at(opened), Reused: s > opened}
+	}
+	reqs := []timeline.Request{call(0, 0, 0.001), call(1, 20, 0.001), call(2, 39.9, 0.001), call(3, 40.1, 40.0), call(4, 55, 40.0)}
+	got, sum := Attribute(reqs, flows, entries)
+	for i, want := range []string{"web-a", "web-a", "web-a", "web-b", "web-b"} {
+		if got[i].Pod != want || got[i].PodFrom != timeline.PodFromConntrack {
+			t.Errorf("call %d at %v: pod %q from %q, want %q from conntrack", i, got[i].Start.Sub(t0), got[i].Pod, got[i].PodFrom, want)
+		}
+	}
+	if sum.Coverage != 1 {
+		t.Errorf("coverage %v, want 1", sum.Coverage)
+	}
+}
