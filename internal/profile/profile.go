@@ -6,6 +6,7 @@ package profile
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -31,10 +32,13 @@ type Profile struct {
 var builtins = []Profile{
 	{
 		Name: "gate",
-		// What a release must not break: rollouts and cold starts, deletions and evictions with
-		// their drain, and readiness withdrawing (and returning) under a fault.
-		Scenarios: []string{"rollout", "deletion", "readiness"},
-		Budget:    10 * time.Minute,
+		// What a release must not break, on one node: rollouts and cold starts, deletions and
+		// evictions with their drain, and readiness withdrawing (and returning) under a fault: the
+		// catalogue's rollout, deletion and readiness labels but for the multi-node scenarios.
+		Scenarios: []string{"rolling-update-under-load", "cold-start",
+			"pod-delete-under-load", "long-request-drain", "drain-exceeds-grace", "eviction-under-load",
+			"db-slowness", "db-outage", "flapping-dependency", "event-loop-stall", "overload"},
+		Budget: 10 * time.Minute,
 	},
 	{
 		Name:   "nightly",
@@ -121,10 +125,14 @@ func Parse(name string, data []byte) (Profile, error) {
 	return p, nil
 }
 
+// unknownField is the decoder's words for a field a profile does not have.
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
 // oneLine is a YAML decoding error on one line.
 func oneLine(err error) string {
 	s := strings.TrimPrefix(err.Error(), "yaml: ")
 	s = strings.TrimPrefix(s, "unmarshal errors:\n")
+	s = unknownField.ReplaceAllString(s, "unknown field $1 (known: name, scenarios, budget)")
 	return strings.Join(strings.Fields(s), " ")
 }
 

@@ -143,7 +143,7 @@ func (e RunEstimate) Fit(budget time.Duration) error {
 		run = slices.Delete(run, best, best+1)
 		total = bestTotal
 	}
-	return fmt.Errorf("the chosen scenarios take about %s with %d side by side, over the %s budget: drop %s (about %s), or raise --budget",
+	return fmt.Errorf("the chosen scenarios take about %s with %d side by side, over the %s budget: drop %s (then about %s), or raise --budget",
 		e.Total.Round(time.Second), e.Width, budget, strings.Join(drop, ", "), total.Round(time.Second))
 }
 

@@ -131,11 +131,11 @@ func TestEstimateFit(t *testing.T) {
 	if err == nil {
 		t.Fatal("3m30s fits a 2m budget")
 	}
-	want := "the chosen scenarios take about 3m30s with 1 side by side, over the 2m0s budget: drop long (about 1m30s), or raise --budget"
+	want := "the chosen scenarios take about 3m30s with 1 side by side, over the 2m0s budget: drop long (then about 1m30s), or raise --budget"
 	if err.Error() != want {
 		t.Errorf("Fit:\n got %s\nwant %s", err, want)
 	}
-	if err := e.Fit(20 * time.Second); err == nil || !strings.Contains(err.Error(), "drop long, mid, short (about 0s)") {
+	if err := e.Fit(20 * time.Second); err == nil || !strings.Contains(err.Error(), "drop long, mid, short (then about 0s)") {
 		t.Errorf("Fit(20s) = %v, want every scenario dropped", err)
 	}
 }
