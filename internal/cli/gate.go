@@ -89,7 +89,11 @@ func (g gate) check(ctx context.Context, w io.Writer, req runner.Request, scs []
 	if err := est.Fit(g.budget); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	fmt.Fprintf(w, "%s: %s, within the %s budget\n", what, est, g.budget)
+	line := fmt.Sprintf("%s: %s, within the %s budget", what, est, g.budget)
+	if left := est.Left(); left != "" {
+		line += "; NOT APPLICABLE (reported, not run): " + left
+	}
+	fmt.Fprintln(w, line)
 	return nil
 }
 

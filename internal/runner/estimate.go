@@ -106,20 +106,20 @@ func (e RunEstimate) Run() []Planned {
 	return out
 }
 
-// String says in one line what the run takes and which scenarios it leaves out, and why.
+// String says what the run takes: how many scenarios, how long, how many side by side.
 func (e RunEstimate) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d scenarios, about %s (%d side by side)", len(e.Run()), e.Total.Round(time.Second), e.Width)
+	return fmt.Sprintf("%d scenarios, about %s (%d side by side)", len(e.Run()), e.Total.Round(time.Second), e.Width)
+}
+
+// Left says which scenarios the run leaves out as NOT APPLICABLE, each with why ("" for none).
+func (e RunEstimate) Left() string {
 	var na []string
 	for _, p := range e.Scenarios {
 		if p.NotApplicable != "" {
 			na = append(na, fmt.Sprintf("%s (%s)", p.Scenario.Name, p.NotApplicable))
 		}
 	}
-	if len(na) > 0 {
-		fmt.Fprintf(&b, "; NOT APPLICABLE: %s", strings.Join(na, "; "))
-	}
-	return b.String()
+	return strings.Join(na, "; ")
 }
 
 // Fit returns nil when the run fits budget, else a one-line error saying what it would take and
