@@ -10,30 +10,30 @@ import (
 	"github.com/probegate/probegate/internal/scenario"
 )
 
-// Overheads are what one scenario takes beyond what it declares (its span and the requests it holds
+// bundledOverhead and appOverhead are what one scenario takes beyond what it declares (its span and the requests it holds
 // at the load's end): a namespace, PostgreSQL, toxiproxy and the target deployed and rolled out,
 // observers started, the verdicts judged, the namespace deleted. Measured on a warm 2-core kind
 // cluster: the bundled target's 13 scenarios took 10.5–15 s each beyond that (the default suite ran
 // 546 s, estimated 551 s), podinfo's 17–19 s.
 const (
-	BundledOverhead = 12 * time.Second
-	AppOverhead     = 18 * time.Second
+	bundledOverhead = 12 * time.Second
+	appOverhead     = 18 * time.Second
 )
 
-// Estimate is a scenario's expected wall time on the target (custom, or the bundled target when
+// estimate is a scenario's expected wall time on the target (custom, or the bundled target when
 // nil): the overhead, its span (load and settle; faults run inside the load) and, at the load's
 // end, the requests it holds (load.takes) draining. A fault sized atLeast a moment of the target's
 // own probe timing may stretch the load beyond this; the estimate counts its declared minimum.
-func Estimate(sc *scenario.Scenario, custom *scenario.TargetSpec) time.Duration {
-	overhead := BundledOverhead
+func estimate(sc *scenario.Scenario, custom *scenario.TargetSpec) time.Duration {
+	overhead := bundledOverhead
 	if custom != nil {
-		overhead = AppOverhead
+		overhead = appOverhead
 	}
 	return overhead + sc.Span() + sc.Load.Takes
 }
 
-// Planned is one scenario of an estimated run.
-type Planned struct {
+// plannedScenario is one scenario of an estimated run.
+type plannedScenario struct {
 	Scenario *scenario.Scenario
 	// Estimate is its expected wall time; NotApplicable, when set, says why the target or the
 	// cluster does not take it (it is reported NOT APPLICABLE and takes no time).
@@ -44,7 +44,7 @@ type Planned struct {
 // RunEstimate is what a run of a set of scenarios is expected to take.
 type RunEstimate struct {
 	// Scenarios are the scenarios asked for, in order.
-	Scenarios []Planned
+	Scenarios []plannedScenario
 	// Width is how many run side by side.
 	Width int
 	// Total is the expected wall time: the side-by-side scenarios packed as RunAll runs them
@@ -65,12 +65,12 @@ func EstimateRun(scs []*scenario.Scenario, custom *scenario.TargetSpec, nodes, p
 	var taken []*scenario.Scenario
 	var est []time.Duration
 	for _, sc := range scs {
-		p := Planned{Scenario: sc, NotApplicable: notApplicable(sc, custom)}
+		p := plannedScenario{Scenario: sc, NotApplicable: notApplicable(sc, custom)}
 		if p.NotApplicable == "" && nodes > 0 && sc.Target.Nodes > nodes {
 			p.NotApplicable = nodesMissing(sc, nodes)
 		}
 		if p.NotApplicable == "" {
-			p.Estimate = Estimate(sc, custom)
+			p.Estimate = estimate(sc, custom)
 			taken = append(taken, sc)
 			est = append(est, p.Estimate)
 		}
@@ -96,8 +96,8 @@ func packed(scs []*scenario.Scenario, est []time.Duration, width int) time.Durat
 }
 
 // Run lists the scenarios that will run, in order.
-func (e RunEstimate) Run() []Planned {
-	var out []Planned
+func (e RunEstimate) Run() []plannedScenario {
+	var out []plannedScenario
 	for _, p := range e.Scenarios {
 		if p.NotApplicable == "" {
 			out = append(out, p)
@@ -147,8 +147,8 @@ func (e RunEstimate) Fit(budget time.Duration) error {
 		e.Total.Round(time.Second), e.Width, budget, strings.Join(drop, ", "), total.Round(time.Second))
 }
 
-// packedPlan is packed for planned scenarios.
-func packedPlan(run []Planned, width int) time.Duration {
+// packedPlan is packed for plannedScenario scenarios.
+func packedPlan(run []plannedScenario, width int) time.Duration {
 	scs := make([]*scenario.Scenario, len(run))
 	est := make([]time.Duration, len(run))
 	for i, p := range run {

@@ -32,8 +32,8 @@ func TestEstimateCatalogue(t *testing.T) {
 	}
 	cat := catalogue(t)
 	for _, sc := range cat.Scenarios {
-		got := Estimate(sc, nil)
-		if want := BundledOverhead + sc.Span() + sc.Load.Takes; got != want {
+		got := estimate(sc, nil)
+		if want := bundledOverhead + sc.Span() + sc.Load.Takes; got != want {
 			t.Errorf("%s: estimate %s, want overhead + span %s + takes %s", sc.Name, got, sc.Span(), sc.Load.Takes)
 		}
 		if m, ok := measured[sc.Name]; ok {
@@ -41,7 +41,7 @@ func TestEstimateCatalogue(t *testing.T) {
 				t.Errorf("%s: estimate %s, measured %s: off by %s", sc.Name, got, m, d)
 			}
 		}
-		if custom := Estimate(sc, &scenario.TargetSpec{}); custom <= got {
+		if custom := estimate(sc, &scenario.TargetSpec{}); custom <= got {
 			t.Errorf("%s: a user's app (%s) is estimated no slower than the bundled target (%s)", sc.Name, custom, got)
 		}
 	}
@@ -64,7 +64,7 @@ func TestEstimatePacking(t *testing.T) {
 	}
 	scs := []*scenario.Scenario{sc("a", 60*time.Second, true), sc("b", 40*time.Second, true),
 		sc("c", 30*time.Second, true), sc("alone", 50*time.Second, false)}
-	o := BundledOverhead
+	o := bundledOverhead
 	for _, tc := range []struct {
 		parallel int
 		want     time.Duration
@@ -104,7 +104,7 @@ func TestEstimateNotApplicable(t *testing.T) {
 		}
 	}
 	if len(e.Scenarios) != len(cat.Scenarios) {
-		t.Errorf("%d scenarios planned of %d: the not applicable ones must be kept and reported", len(e.Scenarios), len(cat.Scenarios))
+		t.Errorf("%d scenarios plannedScenario of %d: the not applicable ones must be kept and reported", len(e.Scenarios), len(cat.Scenarios))
 	}
 	if s := e.Left(); !strings.HasPrefix(s, "db-outage (faults[0] db-down: ") {
 		t.Errorf("left out %q: db-outage is not listed first, with why", s)
