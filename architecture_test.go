@@ -86,9 +86,9 @@ func TestArchitecture(t *testing.T) {
 	}
 }
 
-// runnerAPI is every name internal/runner exports: the runner orchestrates phases behind these and
-// keeps its parts (deployer, observers, load, faults, judge) unexported, tested on fakes inside it.
-var runnerAPI = []string{"New", "Options", "Plan", "Progress", "Request", "Runner", "Setup"}
+// runnerAPI is every name internal/runner exports: the runner orchestrates phases behind these
+// (and estimates a run before it starts, for --budget) and keeps its parts (deployer, observers, load, faults, judge) unexported, tested on fakes inside it.
+var runnerAPI = []string{"ClusterShape", "EstimateRun", "New", "Options", "Plan", "Progress", "Request", "RunEstimate", "Runner", "Setup"}
 
 // TestRunnerExportsAHandful fails when internal/runner exports a package-level name beyond
 // runnerAPI: a new seam or helper belongs unexported, or in the package whose concept it is.

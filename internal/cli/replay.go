@@ -34,7 +34,7 @@ same --target file again. The new report goes to --out (default _out/replay-<tim
 				return withCode(ExitError, err)
 			}
 			req.Resolved = scs
-			return runScenarios(cmd, req, f.outDir("replay"), false)
+			return runScenarios(cmd, req, f.outDir("replay"), false, nil)
 		},
 	}
 	f.register(cmd, runFlagsUse{recorded: true, outName: "replay"})

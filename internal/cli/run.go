@@ -11,6 +11,7 @@ import (
 
 	"github.com/probegate/probegate/internal/interrupt"
 	"github.com/probegate/probegate/internal/runner"
+	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/tune"
 	"github.com/probegate/probegate/reports"
 	"github.com/probegate/probegate/scenarios"
@@ -25,6 +26,7 @@ func newRunCmd() *cobra.Command {
 		variant   string
 		seed      int64
 		tuneAfter bool
+		g         gateFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -48,6 +50,12 @@ the target file, a long-request scenario and no requests.takes, a stall and no s
 rollout of a workload kind whose rollouts are not built, such as a DaemonSet) or, in the default suite, that needs more nodes than the
 cluster has, is NOT APPLICABLE: listed with why, nothing deployed, not counted in the exit code.
 
+--profile names a set of scenarios and a time budget: built-in gate (the rollout, deletion and
+readiness scenarios, 10m) or nightly (the whole catalogue, 30m), or a profile file (docs/ci.md).
+Before anything is deployed the run estimates the scenarios that apply to the target (overhead,
+load, settle and held requests, packed side by side as they will run) and refuses to start, exit 2,
+when they do not fit the budget (--budget overrides it), naming the scenarios to drop.
+
 Exit codes: 0 every verdict of every applicable scenario passed, 1 a verdict failed, 3 nothing failed but some verdict was
 INCONCLUSIVE (what it needed was not there: a skipped fault, an effect not proven, a watch gap, an
 unknown restart cause, requests not attributable to a pod) or no scenario applied to the target,
@@ -58,7 +66,9 @@ unknown restart cause, requests not attributable to a pod) or no scenario applie
   probegate run --scenario my-scenario.yaml --seed 7 --out _out/mine
   probegate run --target examples/podinfo/target.yaml --image ghcr.io/stefanprodan/podinfo=podinfo:rc1
   probegate run --kubeconfig ~/.kube/config --scenario pod-delete-under-load
-  probegate run --scenario cold-start --variant no-startup-probe --tune`,
+  probegate run --scenario cold-start --variant no-startup-probe --tune
+  probegate run --profile gate --target target.yaml --image app=app:rc1
+  probegate run --profile my-gate.yaml --budget 15m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			req, err := f.request()
@@ -72,7 +82,7 @@ unknown restart cause, requests not attributable to a pod) or no scenario applie
 			if cmd.Flags().Changed("parallel") && f.parallel < 1 {
 				return withCode(ExitError, fmt.Errorf("--parallel %d: must be at least 1", f.parallel))
 			}
-			return runScenarios(cmd, req, f.outDir("run"), tuneAfter)
+			return runScenarios(cmd, req, f.outDir("run"), tuneAfter, &g)
 		},
 	}
 	f.register(cmd, runFlagsUse{outName: "run"})
@@ -80,21 +90,38 @@ unknown restart cause, requests not attributable to a pod) or no scenario applie
 	fl.StringArrayVar(&names, "scenario", nil, "scenario name or scenario file (.yaml); repeat for several (default: all)")
 	fl.StringVar(&variant, "variant", "", "bundled target variant for every scenario (default: each scenario's own, normally good)")
 	fl.Int64Var(&seed, "seed", 0, "seed for every random choice (default: each scenario's own)")
+	g.register(cmd)
 	fl.BoolVar(&tuneAfter, "tune", false, "after the run, print probegate tune's recommendations from its report (docs/tune.md)")
 	return cmd
 }
 
-// runScenarios is the part of run shared with replay: validate everything, set up, run, report,
-// and (tuneAfter) tune from the report written.
-func runScenarios(cmd *cobra.Command, req runner.Request, out string, tuneAfter bool) error {
+// runScenarios is the part of run shared with replay: validate everything, check the time budget
+// (gf: run's --profile and --budget, nil for replay), set up, run, report, and (tuneAfter) tune
+// from the report written.
+func runScenarios(cmd *cobra.Command, req runner.Request, out string, tuneAfter bool, gf *gateFlags) error {
 	ctx := cmd.Context()
 	vocab := scenarios.Vocabulary()
 	cat, _, err := scenarios.Load(vocab)
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	// Everything that can be checked without a cluster is checked first.
-	if _, _, err := runner.Plan(req, cat, vocab); err != nil {
+	var g gate
+	if gf != nil {
+		if g, err = gf.resolve(cmd, &req, cat); err != nil {
+			return withCode(ExitError, err)
+		}
+	}
+	// Everything that can be checked without a cluster is checked first, the budget before anything
+	// is deployed.
+	planned, app, err := runner.Plan(req, cat, vocab)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	var custom *scenario.TargetSpec
+	if app != nil {
+		custom = app.Spec
+	}
+	if err := g.check(ctx, cmd.OutOrStdout(), req, planned, custom); err != nil {
 		return withCode(ExitError, err)
 	}
 	stderrTTY := term.IsTerminal(int(os.Stderr.Fd()))

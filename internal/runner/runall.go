@@ -18,16 +18,7 @@ func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports
 	out := make([]reports.ScenarioReport, len(scs))
 	width := r.width()
 
-	var together, alone []int
-	for i, sc := range scs {
-		if sc.Parallel && width > 1 {
-			together = append(together, i)
-		} else {
-			alone = append(alone, i)
-		}
-	}
-	sort.SliceStable(together, func(a, b int) bool { return scs[together[a]].Span() > scs[together[b]].Span() })
-
+	together, alone := runOrder(scs, width)
 	run := func(i int) { out[i] = *r.RunOne(ctx, scs[i]) }
 
 	var wg sync.WaitGroup
@@ -46,6 +37,21 @@ func (r *Runner) RunAll(ctx context.Context, scs []*scenario.Scenario) []reports
 		run(i)
 	}
 	return out
+}
+
+// runOrder splits scs (by index) into those run side by side, width at a time, longest span
+// first, and those run alone afterwards, in order. With width 1 every scenario runs alone.
+// RunAll runs them so and EstimateRun packs its estimate so.
+func runOrder(scs []*scenario.Scenario, width int) (together, alone []int) {
+	for i, sc := range scs {
+		if sc.Parallel && width > 1 {
+			together = append(together, i)
+		} else {
+			alone = append(alone, i)
+		}
+	}
+	sort.SliceStable(together, func(a, b int) bool { return scs[together[a]].Span() > scs[together[b]].Span() })
+	return together, alone
 }
 
 // RunOne runs one scenario on the next free port slot, waiting for one (RunAll's step, and the e2e
@@ -72,10 +78,14 @@ func (r *Runner) RunOne(ctx context.Context, sc *scenario.Scenario) *reports.Sce
 }
 
 // width is how many scenarios run at once: Opts.Parallel, at least 1, at most Opts.Slots.
-func (r *Runner) width() int {
-	width := max(r.Opts.Parallel, 1)
-	if r.Opts.Slots > 0 {
-		width = min(width, r.Opts.Slots)
+func (r *Runner) width() int { return runWidth(r.Opts.Parallel, r.Opts.Slots) }
+
+// runWidth is how many scenarios run at once when parallel are asked for on slots port slots
+// (no limit when slots is 0).
+func runWidth(parallel, slots int) int {
+	width := max(parallel, 1)
+	if slots > 0 {
+		width = min(width, slots)
 	}
 	return width
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/deploy"
 	"github.com/probegate/probegate/internal/scenario"
@@ -16,8 +18,11 @@ import (
 type Request struct {
 	// Scenarios are names from the catalogue or paths of scenario files; none means all.
 	Scenarios []string
-	// Resolved, when set, are the scenarios to run (replay), instead of Scenarios.
+	// Resolved, when set, are the scenarios to run (replay, a profile), instead of Scenarios.
 	Resolved []*scenario.Scenario
+	// Suite says the scenarios are a suite (a profile), not named one by one: as in the default
+	// suite, one the cluster has too few nodes for is NOT APPLICABLE rather than INCONCLUSIVE.
+	Suite bool
 	// Variant overrides every scenario's target variant.
 	Variant string
 	// TargetFile describes the user's own app instead of the bundled fixture; Images swap image
@@ -104,12 +109,39 @@ func Setup(ctx context.Context, req Request, cat *scenario.Catalogue, vocab scen
 		Variant: req.Variant, Custom: custom, Images: req.Images, Seed: req.Seed, Keep: req.Keep,
 		Parallel: parallel, Slots: cluster.Slots, Logger: log, Progress: req.Progress,
 		LoadAgents: req.LoadAgents, AgentImage: req.AgentImage,
-		DefaultSuite: len(req.Scenarios) == 0 && req.Resolved == nil,
+		DefaultSuite: req.Suite || len(req.Scenarios) == 0 && req.Resolved == nil,
 	})
 	if err := r.Preflight(ctx, variantsOf(scs, req.Variant)); err != nil {
 		return nil, nil, err
 	}
 	return r, scs, nil
+}
+
+// ClusterShape reads, without creating or changing anything, the cluster a run would use: its
+// schedulable nodes and how many kind nodes run on this machine. Both are 0 when unknown (no local
+// cluster yet: the run will create one).
+func ClusterShape(ctx context.Context, kubeconfig string) (schedulable, local int, err error) {
+	var client kubernetes.Interface
+	if kubeconfig != "" {
+		cfg, err := cluster.LoadKubeconfig(kubeconfig, "")
+		if err != nil {
+			return 0, 0, fmt.Errorf("load kubeconfig %s: %w", kubeconfig, err)
+		}
+		if client, err = kubernetes.NewForConfig(cfg); err != nil {
+			return 0, 0, fmt.Errorf("client for %s: %w", kubeconfig, err)
+		}
+	} else {
+		kc, err := cluster.Get(ctx, "")
+		if err != nil {
+			return 0, 0, nil // none yet
+		}
+		local = len(kc.Nodes)
+		if client, err = kc.Client(); err != nil {
+			return 0, local, err
+		}
+	}
+	n, err := cluster.SchedulableNodes(ctx, client)
+	return n, local, err
 }
 
 // localNodes is how many kind nodes run on this machine (0 for an existing cluster).

@@ -62,9 +62,24 @@ func Parse(file string, data []byte, vocab Vocabulary) (*Scenario, error) {
 			r.str(n, p, &s.Name)
 		}},
 		"description": {decode: func(n *yaml.Node, p string) { r.text(n, p, &s.Description) }},
-		"seed":        {decode: func(n *yaml.Node, p string) { r.integer(n, p, &s.Seed) }},
-		"parallel":    {decode: func(n *yaml.Node, p string) { r.boolean(n, p, &s.Parallel) }},
-		"settle":      {decode: func(n *yaml.Node, p string) { r.duration(n, p, &s.Settle) }},
+		"labels": {decode: func(n *yaml.Node, p string) {
+			r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
+				var l string
+				if r.str(item, p, &l); l == "" {
+					return
+				}
+				if !nameRE.MatchString(l) || len(l) > maxNameLen {
+					r.fail(item, p, "a label is lowercase letters, digits and '-', at most %d characters, got %q", maxNameLen, l)
+					return
+				}
+				if !slices.Contains(s.Labels, l) {
+					s.Labels = append(s.Labels, l)
+				}
+			})
+		}},
+		"seed":     {decode: func(n *yaml.Node, p string) { r.integer(n, p, &s.Seed) }},
+		"parallel": {decode: func(n *yaml.Node, p string) { r.boolean(n, p, &s.Parallel) }},
+		"settle":   {decode: func(n *yaml.Node, p string) { r.duration(n, p, &s.Settle) }},
 		"oracle": {decode: func(n *yaml.Node, p string) {
 			before := len(r.problems)
 			r.params(n, p, &s.Oracle)

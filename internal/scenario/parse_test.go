@@ -26,6 +26,7 @@ load:
   rate: 40
   duration: 45s
   keepAlive: false
+labels: [readiness, dependency, readiness]
 faults:
   - type: db-latency
     at: 5s
@@ -47,6 +48,9 @@ func TestParseGood(t *testing.T) {
 	if s.Name != "db-slowness" || s.Seed != 7 || s.Parallel || s.Settle != 3*time.Second {
 		t.Errorf("header = %q seed %d parallel %v settle %s", s.Name, s.Seed, s.Parallel, s.Settle)
 	}
+	if !s.HasLabel("readiness") || !s.HasLabel("dependency") || len(s.Labels) != 2 {
+		t.Errorf("labels = %v, want readiness and dependency once each", s.Labels)
+	}
 	if s.Target.Variant != "deep-liveness" || s.Target.Replicas != 2 {
 		t.Errorf("target = %+v", s.Target)
 	}
@@ -60,7 +64,7 @@ func TestParseGood(t *testing.T) {
 	if f.Type != "db-latency" || f.At != 5*time.Second || f.Duration != 30*time.Second || f.End() != 35*time.Second {
 		t.Errorf("fault = %+v", f)
 	}
-	if f.Params["latency"] != "2000ms" || f.Params["toxicity"] != "1.0" || f.Line != 14 {
+	if f.Params["latency"] != "2000ms" || f.Params["toxicity"] != "1.0" || f.Line != 15 {
 		t.Errorf("fault params = %v line %d", f.Params, f.Line)
 	}
 	if got := strings.Join(s.Rules(), ","); got != "no-liveness-restarts,min-ready-endpoints" {
@@ -91,7 +95,7 @@ func TestParseBad(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"unknown field", "name: x\nload: {rate: 10, duration: 10s}\nexpect: [no-liveness-restarts]\nretries: 3\n",
-			"bad.yaml:4: retries: unknown field (known: description, expect, faults, load, name, oracle, parallel, seed, settle, target)"},
+			"bad.yaml:4: retries: unknown field (known: description, expect, faults, labels, load, name, oracle, parallel, seed, settle, target)"},
 		{"unknown nested field", "name: x\nload:\n  rate: 10\n  duration: 10s\n  rps: 3\nexpect: [no-liveness-restarts]\n",
 			"bad.yaml:5: load.rps: unknown field"},
 		{"wrong type int", "name: x\nload:\n  rate: fast\n  duration: 10s\nexpect: [no-liveness-restarts]\n",
@@ -126,6 +130,8 @@ func TestParseBad(t *testing.T) {
 			"bad.yaml:7: faults[0].params.pod: expected a scalar value, got a list"},
 		{"fault after load", "name: x\nload: {rate: 10, duration: 10s}\nfaults:\n  - type: stall\n    at: 5s\n    duration: 10s\nexpect: [no-liveness-restarts]\n",
 			"bad.yaml:4: faults[0].duration: ends at 15s, after the load ends at 10s"},
+		{"bad label", "name: x\nlabels: [Rollout]\nload: {rate: 10, duration: 10s}\nexpect: [no-liveness-restarts]\n",
+			`bad.yaml:2: labels[0]: a label is lowercase letters, digits and '-', at most 40 characters, got "Rollout"`},
 		{"rate out of range", "name: x\nload: {rate: 0, duration: 10s}\nexpect: [no-liveness-restarts]\n",
 			"bad.yaml:2: load.rate: must be between 1 and 2000, got 0"},
 		{"replicas out of range", "name: x\ntarget: {replicas: 0}\nload: {rate: 1, duration: 10s}\nexpect: [no-liveness-restarts]\n",

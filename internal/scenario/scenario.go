@@ -4,6 +4,7 @@
 package scenario
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -13,6 +14,9 @@ type Scenario struct {
 	// Name identifies the scenario (a DNS label; it prefixes the run's namespace).
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
+	// Labels group scenarios by what they exercise (rollout, deletion, readiness, ...); a gate
+	// profile may name a label instead of listing its scenarios.
+	Labels []string `json:"labels,omitempty"`
 	// File is where the scenario was read from.
 	File string `json:"file,omitempty"`
 	// Seed drives every random choice of the run (which pod, when inside a window).
@@ -106,6 +110,9 @@ type Expectation struct {
 // Span is the scenario's fault + oracle time: the load (during which faults run and are judged)
 // plus the settle time after it. Setup and teardown are not part of it.
 func (s *Scenario) Span() time.Duration { return s.Load.Duration + s.Settle }
+
+// HasLabel reports whether the scenario carries label.
+func (s *Scenario) HasLabel(label string) bool { return slices.Contains(s.Labels, label) }
 
 // Rules returns the names of the scenario's expected rules, in file order.
 func (s *Scenario) Rules() []string {
