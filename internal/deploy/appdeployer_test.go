@@ -1,6 +1,10 @@
 package deploy
 
 import (
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
 	"context"
 	"net"
 	"slices"
@@ -26,17 +30,41 @@ func TestImagesToLoadIncludeTheInterposedToxiproxy(t *testing.T) {
 	}
 }
 
-func TestAcceptsWaitsForAListener(t *testing.T) {
+// TestAnswersGRPCWantsAServer: a listener that accepts but speaks no gRPC (Docker's proxy with
+// nothing behind it) is not ready; a gRPC server is, with or without the health service.
+func TestAnswersGRPCWantsAServer(t *testing.T) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	go func() { // accept and close at once, as a proxy with no backend does
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	url := "http://" + lis.Addr().String()
-	if ok, note, err := accepts(url)(context.Background()); !ok || err != nil {
-		t.Errorf("listening: ok %v, note %q, err %v", ok, note, err)
+	if ok, note, err := answersGRPC(url)(context.Background()); ok || err != nil || !strings.Contains(note, "gRPC health check") {
+		t.Errorf("accepting, no server: ok %v, note %q, err %v", ok, note, err)
 	}
 	lis.Close()
-	if ok, note, err := accepts(url)(context.Background()); ok || err != nil || !strings.Contains(note, "connect to") {
-		t.Errorf("closed: ok %v, note %q, err %v", ok, note, err)
+	for _, withHealth := range []bool{true, false} {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := grpc.NewServer()
+		if withHealth {
+			healthpb.RegisterHealthServer(srv, health.NewServer())
+		}
+		go srv.Serve(lis)
+		ok, note, err := answersGRPC("http://" + lis.Addr().String())(context.Background())
+		srv.Stop()
+		if !ok || err != nil {
+			t.Errorf("server (health %v): ok %v, note %q, err %v", withHealth, ok, note, err)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -14,6 +13,12 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	"github.com/probegate/probegate/internal/pause"
 )
@@ -192,20 +197,29 @@ func httpCheck(url string, timeout time.Duration, judge func(code int) (bool, er
 	}
 }
 
-// accepts is a readiness check that a TCP connection to url's host opens (a port that speaks no
-// HTTP, such as gRPC's).
-func accepts(url string) func(context.Context) (bool, string, error) {
+// answersGRPC is a readiness check for a gRPC port: a call of the standard health service through
+// url's host answered by a server. Any answer counts — SERVING, NOT_SERVING for the whole server,
+// or Unimplemented from a server without the health service: the Service routed the call to a pod.
+// A TCP connect proves nothing here: Docker's proxy in front of 127.0.0.1 accepts every connection
+// whether or not anything behind it answers.
+func answersGRPC(url string) func(context.Context) (bool, string, error) {
 	addr := strings.TrimPrefix(url, "http://")
 	return func(ctx context.Context) (bool, string, error) {
-		d := net.Dialer{Timeout: 5 * time.Second}
-		c, err := d.DialContext(ctx, "tcp", addr)
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
-			if ctx.Err() != nil {
-				return false, "", nil
-			}
-			return false, "connect to " + addr + ": " + err.Error(), nil
+			return false, "", fmt.Errorf("gRPC client for %s: %w", addr, err)
 		}
-		c.Close()
-		return true, "", nil
+		defer conn.Close()
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		_, err = healthpb.NewHealthClient(conn).Check(cctx, &healthpb.HealthCheckRequest{})
+		switch status.Code(err) {
+		case codes.OK, codes.Unimplemented, codes.NotFound, codes.PermissionDenied, codes.Unauthenticated, codes.FailedPrecondition:
+			return true, "", nil
+		}
+		if ctx.Err() != nil {
+			return false, "", nil
+		}
+		return false, "gRPC health check on " + addr + ": " + err.Error(), nil
 	}
 }
