@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"sync"
 
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/timeline"
@@ -43,13 +42,9 @@ func startGRPCLoad(ctx context.Context, spec loadSpec, tl *timeline.Timeline, lo
 		PodHeader: spec.PodHeader, IgnorePodHeader: spec.IgnorePodHeader,
 		Rate: float64(spec.Rate), Duration: spec.Duration, Timeout: spec.Timeout,
 		AllowHost: spec.AllowHost, Clients: spec.Clients, MaxInFlight: spec.MaxWorkers,
-		Timeline: tl,
-		OnRequest: func(q timeline.Request) {
-			run.mu.Lock()
-			run.reqs = append(run.reqs, q)
-			run.mu.Unlock()
-		},
-		Logger: log,
+		Timeline:  tl,
+		OnRequest: run.add,
+		Logger:    log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gRPC load on %s: %w", u.Host, err)
@@ -61,9 +56,8 @@ func startGRPCLoad(ctx context.Context, spec loadSpec, tl *timeline.Timeline, lo
 // grpcRun is a gRPC load in progress; after Wait it lists the connections the clients held.
 type grpcRun struct {
 	load *loadgen.GRPCLoad
-	mu   sync.Mutex
-	reqs []timeline.Request
-	rep  loadgen.GRPCReport
+	kept
+	rep loadgen.GRPCReport // set by Wait, under kept.mu
 }
 
 func (r *grpcRun) SetRate(rate float64) float64 { return r.load.SetRate(rate) }
@@ -72,25 +66,12 @@ func (r *grpcRun) Stop()                        { r.load.Stop() }
 // Counts is the load's tally (the overload fault's proof of effect).
 func (r *grpcRun) Counts() loadgen.Counts { return r.load.Counts() }
 
-// ServedBy counts the calls recorded so far by the pod that served them (the "busiest" pod choice).
-func (r *grpcRun) ServedBy() map[string]uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[string]uint64{}
-	for _, q := range r.reqs {
-		if q.Pod != "" {
-			out[q.Pod]++
-		}
-	}
-	return out
-}
-
 func (r *grpcRun) Wait() ([]timeline.Request, error) {
 	rep, err := r.load.Wait()
 	r.mu.Lock()
 	r.rep = rep
-	reqs := r.reqs
 	r.mu.Unlock()
+	reqs := r.all()
 	if err != nil {
 		return reqs, fmt.Errorf("gRPC load on %s (sent %d, recorded %d): %w", rep.Target, rep.Sent, rep.Recorded, err)
 	}

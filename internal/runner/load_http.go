@@ -41,12 +41,8 @@ func (v vegetaLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timel
 		AllowHost:               spec.AllowHost,
 		MaxWorkers:              spec.MaxWorkers,
 		Timeline:                tl,
-		OnRequest: func(r timeline.Request) {
-			run.mu.Lock()
-			run.reqs = append(run.reqs, r)
-			run.mu.Unlock()
-		},
-		Logger: v.Logger,
+		OnRequest:               run.add,
+		Logger:                  v.Logger,
 	}
 	l, err := loadgen.Start(ctx, cfg)
 	if err != nil {
@@ -58,8 +54,7 @@ func (v vegetaLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timel
 
 type vegetaRun struct {
 	load *loadgen.Load
-	mu   sync.Mutex
-	reqs []timeline.Request
+	kept
 }
 
 func (r *vegetaRun) SetRate(rate float64) float64 { return r.load.SetRate(rate) }
@@ -68,26 +63,42 @@ func (r *vegetaRun) Stop()                        { r.load.Stop() }
 // Counts is the load's tally, which the overload fault reads as its proof of effect.
 func (r *vegetaRun) Counts() loadgen.Counts { return r.load.Counts() }
 
+func (r *vegetaRun) Wait() ([]timeline.Request, error) {
+	rep, err := r.load.Wait()
+	reqs := r.all()
+	if err != nil {
+		return reqs, fmt.Errorf("load on %s (sent %d, recorded %d): %w", rep.URL, rep.Sent, rep.Recorded, err)
+	}
+	return reqs, nil
+}
+
+// kept holds the requests a load recorded so far, for the faults that read them while it runs.
+type kept struct {
+	mu   sync.Mutex
+	reqs []timeline.Request
+}
+
+func (k *kept) add(q timeline.Request) {
+	k.mu.Lock()
+	k.reqs = append(k.reqs, q)
+	k.mu.Unlock()
+}
+
+func (k *kept) all() []timeline.Request {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.reqs
+}
+
 // ServedBy counts the requests recorded so far by the pod that served them (the "busiest" pod choice).
-func (r *vegetaRun) ServedBy() map[string]uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (k *kept) ServedBy() map[string]uint64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	out := map[string]uint64{}
-	for _, q := range r.reqs {
+	for _, q := range k.reqs {
 		if q.Pod != "" {
 			out[q.Pod]++
 		}
 	}
 	return out
-}
-
-func (r *vegetaRun) Wait() ([]timeline.Request, error) {
-	rep, err := r.load.Wait()
-	r.mu.Lock()
-	reqs := r.reqs
-	r.mu.Unlock()
-	if err != nil {
-		return reqs, fmt.Errorf("load on %s (sent %d, recorded %d): %w", rep.URL, rep.Sent, rep.Recorded, err)
-	}
-	return reqs, nil
 }

@@ -79,7 +79,8 @@ func judgeTerminatingBeforeExit(in Input) Result {
 			continue
 		}
 		from := lastWithdrawal(eps, name, exit.T)
-		kill, killed := killingAt(in.Entries, name, p.Deleting.T, exit.T)
+		// The Killing event and the deletion come through separate watches: the event can arrive first.
+		kill, killed := killingAt(in.Entries, name, p.Deleting.T-timeline.WatchLag, exit.T)
 		if killed && kill > from {
 			from = kill
 		}
