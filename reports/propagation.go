@@ -95,22 +95,18 @@ func propagation(entries []timeline.Entry, reqs []timeline.Request) []NodePropag
 }
 
 // kernelLast is the opening of the latest new connection the kernel DNAT'd to pod (a request with
-// a conntrack flow, dated by its connection's opening) in (after, before); ok false when none.
-func kernelLast(reqs []timeline.Request, pod string, after, before time.Duration) (last time.Duration, ok bool) {
+// a conntrack flow, dated by its connection's opening) in (after, before); found false when none.
+func kernelLast(reqs []timeline.Request, pod string, after, before time.Duration) (last time.Duration, found bool) {
 	for _, q := range reqs {
-		opened, dated := q.ConnT()
-		if q.Reused || q.FlowAt.IsZero() || !dated || opened <= after || opened >= before {
+		kernelPod, opened, ok := q.KernelRouted()
+		if !ok || opened <= after || opened >= before {
 			continue
 		}
-		kernelPod := q.Pod
-		if q.ConntrackPod != "" {
-			kernelPod = q.ConntrackPod
-		}
 		if kernelPod == pod && opened > last {
-			last, ok = opened, true
+			last, found = opened, true
 		}
 	}
-	return last, ok
+	return last, found
 }
 
 // propagationLine is the terminal's one line on kube-proxy lag per node ("" with one node or none).

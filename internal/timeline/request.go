@@ -114,6 +114,21 @@ func (r Request) ConnT() (t time.Duration, ok bool) {
 	return r.T + r.ConnAt.Sub(r.Start), true
 }
 
+// KernelRouted is, for a request on a new connection whose conntrack flow was matched, the pod the
+// node's kernel DNAT'd that connection to (conntrack's pod where the header disagreed) and when the
+// connection was opened; ok is false for a reused connection, an undated one or one without a flow.
+func (r Request) KernelRouted() (pod string, opened time.Duration, ok bool) {
+	opened, dated := r.ConnT()
+	if r.Reused || r.FlowAt.IsZero() || !dated {
+		return "", 0, false
+	}
+	pod = r.Pod
+	if r.ConntrackPod != "" {
+		pod = r.ConntrackPod
+	}
+	return pod, opened, true
+}
+
 // FlowT is when conntrack reported the request's flow, as an offset from the timeline's start.
 func (r Request) FlowT() (t time.Duration, ok bool) {
 	if r.FlowAt.IsZero() || r.Start.IsZero() {

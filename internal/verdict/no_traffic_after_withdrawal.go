@@ -106,15 +106,11 @@ func checkKernel(spans []withdrawnSpan, reqs []timeline.Request, allow time.Dura
 			continue
 		}
 		for _, q := range reqs {
-			opened, ok := q.ConnT()
-			if q.Reused || q.FlowAt.IsZero() || !ok || opened <= s.from.T || opened >= s.to {
+			kernelPod, opened, ok := q.KernelRouted()
+			if !ok || opened <= s.from.T || opened >= s.to {
 				continue
 			}
 			checked = true
-			kernelPod := q.Pod
-			if q.ConntrackPod != "" {
-				kernelPod = q.ConntrackPod
-			}
 			switch {
 			case kernelPod == s.pod:
 				s.kernelLast = max(s.kernelLast, opened)
