@@ -363,3 +363,27 @@ func (c Capacity) String() string {
 	}
 	return s
 }
+
+// Decided counts the verdicts of the scenarios that apply to the target and how many of them
+// were decided (PASS or FAIL): an INCONCLUSIVE verdict, and a scenario that erred or judged
+// nothing (counted as one verdict), are applicable and undecided. NOT APPLICABLE scenarios are
+// left out of both.
+func (r *Report) Decided() (decided, applicable int) {
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		switch {
+		case s.NotApplicable != "":
+			continue
+		case s.Error != "" || len(s.Verdicts) == 0:
+			applicable++
+			continue
+		}
+		for _, v := range s.Verdicts {
+			applicable++
+			if v.Status == verdict.Pass || v.Status == verdict.Fail {
+				decided++
+			}
+		}
+	}
+	return decided, applicable
+}

@@ -109,6 +109,28 @@ func TestStatusAndExitCode(t *testing.T) {
 	}
 }
 
+// TestDecided: the decided rate counts PASS and FAIL over the verdicts of applicable scenarios; an
+// errored or verdictless scenario is one undecided verdict, a NOT APPLICABLE one is left out.
+func TestDecided(t *testing.T) {
+	v := func(st ...verdict.Status) []verdict.Result {
+		var out []verdict.Result
+		for _, s := range st {
+			out = append(out, verdict.Result{Rule: "r", Status: s})
+		}
+		return out
+	}
+	r := &reports.Report{Scenarios: []reports.ScenarioReport{
+		{Name: "a", Verdicts: v(verdict.Pass, verdict.Fail, verdict.Inconclusive)},
+		{Name: "b", Verdicts: v(verdict.Pass)},
+		{Name: "db", NotApplicable: "no dependency", Verdicts: v(verdict.NotApplicable, verdict.NotApplicable)},
+		{Name: "c", Error: "deploy failed"},
+		{Name: "d"},
+	}}
+	if d, a := r.Decided(); d != 3 || a != 6 {
+		t.Errorf("Decided() = %d of %d, want 3 of 6", d, a)
+	}
+}
+
 // A schemaVersion 1 report still reads; its SKIP verdicts become INCONCLUSIVE and it exits 3.
 func TestReadV1SkipAsInconclusive(t *testing.T) {
 	v1 := `{"schemaVersion":1,"probegateVersion":"x","kubernetesVersion":"v1.34.4","started":"2026-01-01T00:00:00Z",

@@ -33,10 +33,22 @@ func init() {
 			{Name: "cpu", Kind: KindString, Doc: "on a target that declares no bootstrap switch (bootstrapEnv in its target file): " +
 				"the CPU limit the new pods boot under for their first `bootstrap`, then lifted in place (any app feels it; " +
 				"the cold start shows when they boot at least 2 s slower than the pods before the fault)"},
+			{Name: "stop", Kind: KindBool, Doc: "on a target that declares no bootstrap switch: each new pod's container is stopped " +
+				"(SIGSTOP on its node, like freeze) as soon as it runs and resumed after `bootstrap` (any app feels it: its probes time out " +
+				"meanwhile); preferred to cpu when the pod's node can be reached, and shown the same way against the pods before the fault"},
 		},
 		Needs:    []Capability{NeedsRollout},
 		Proof:    "the first new pod's time from creation to its container starting and from there to ready",
 		Explains: []timeline.RestartCause{timeline.CauseDeletion},
+		// One pod at a time: scheduled and started (rolloutStep), booting for the bootstrap, then
+		// in rotation once readiness sees it.
+		Span: func(params map[string]string, replicas int, readyAfter time.Duration) time.Duration {
+			boot, err := time.ParseDuration(params["bootstrap"])
+			if err != nil {
+				return 0
+			}
+			return time.Duration(max(replicas, 1)) * (rolloutStep + boot + readyAfter)
+		},
 		Build: func(a Args) (Fault, error) {
 			w, _ := a.Env.workload()
 			f := NewColdStart(a.Rec, a.Env.Client, a.Env.Namespace, w, a.Env.Container, a.Duration("bootstrap", 0))
@@ -46,6 +58,10 @@ func init() {
 			case a.Env.BootstrapEnv != "":
 				f.Env = a.Env.BootstrapEnv
 			default:
+				if stop, _ := a.Param("stop"); a.Env.NodeProcs != nil && isTrue(stop) {
+					f.Stop = a.Env.NodeProcs
+					break
+				}
 				if cpu, ok := a.Param("cpu"); ok {
 					q, err := resource.ParseQuantity(cpu)
 					if err != nil || q.Sign() <= 0 {
@@ -79,13 +95,14 @@ type ColdStart struct {
 	Env       string // DefaultBootstrapEnv when empty
 	Bootstrap time.Duration
 	CPU       *resource.Quantity // throttle instead of Env: see cpuStart
+	Stop      NodeProcs          // stop each new container at start instead of Env (before CPU): see stoppedStart
 	Restore   bool
 	// BootTimeout bounds the wait for the first new pod to boot (Bootstrap + 90s when 0).
 	BootTimeout time.Duration
 
 	slow slowStart   // how the bootstrap is slowed (set by Inject; the env switch before)
 	boot *background // the bootstrap measurement started by Inject
-	lift *background // with CPU: the lifting of each new pod's throttle
+	lift *background // with CPU or Stop: the lifting of each new pod's throttle, or its resume
 	was  string      // the setting before Inject, in words
 }
 
@@ -124,7 +141,12 @@ func (c *ColdStart) Inject(ctx context.Context) error {
 		before[p.UID] = true
 	}
 	var cpu *cpuStart
-	if c.CPU != nil {
+	var stop *stoppedStart
+	switch {
+	case c.Stop != nil:
+		stop = &stoppedStart{hold: c.Bootstrap, baseline: slowestBoot(pods, c.Container), procs: c.Stop}
+		c.slow = stop
+	case c.CPU != nil:
 		cpu = &cpuStart{limit: *c.CPU, hold: c.Bootstrap, baseline: slowestBoot(pods, c.Container)}
 		c.slow = cpu
 	}
@@ -148,12 +170,15 @@ func (c *ColdStart) Inject(ctx context.Context) error {
 		c.end(true)
 		return nil
 	}
-	if cpu != nil {
-		old := make(map[string]bool, len(before))
-		for uid := range before {
-			old[string(uid)] = true
-		}
+	old := make(map[string]bool, len(before))
+	for uid := range before {
+		old[string(uid)] = true
+	}
+	switch {
+	case cpu != nil:
 		c.lift = goProof(ctx, func(ctx context.Context) { c.liftThrottles(ctx, cpu, old) })
+	case stop != nil:
+		c.lift = goProof(ctx, func(ctx context.Context) { c.holdStopped(ctx, stop, old) })
 	}
 	c.boot = goProof(ctx, func(ctx context.Context) { c.observeBootstrap(ctx, gen, before) })
 	c.end(true)
@@ -186,6 +211,10 @@ func (c *ColdStart) Revert(ctx context.Context) error {
 	observeRollout(ctx, c.Recorder, c.Workload, gen, timeline.PhaseAfter)
 	return nil
 }
+
+// rolloutStep is what a rollout step takes beside the new pod's boot: the old pod's removal, the
+// new one's scheduling and its container's start (2 s on the local cluster).
+const rolloutStep = 2 * time.Second
 
 // bootPoll is how often the bootstrap measurement reads the workload's pods.
 var bootPoll = time.Second
@@ -419,4 +448,10 @@ func removeEnv(ctr *corev1.Container, name string) {
 		}
 	}
 	ctr.Env = out
+}
+
+// isTrue reads a bool parameter (already validated as one).
+func isTrue(v string) bool {
+	b, _ := strconv.ParseBool(v)
+	return b
 }

@@ -33,6 +33,19 @@ type Definition struct {
 	// Check, when set, says what is wrong with a set of parameters each valid alone (one of two
 	// required, say).
 	Check func(params map[string]string) error
+	// Span, when set, is how long after it starts the fault keeps acting on this target at worst,
+	// beyond its own duration (a rollout replacing replicas pods one at a time, each back in
+	// rotation readyAfter after it answers): the runner makes the load cover it.
+	Span func(params map[string]string, replicas int, readyAfter time.Duration) time.Duration
+}
+
+// Span is the registered fault's span on this target (0 when it declares none); see Definition.
+func Span(typ string, params map[string]string, replicas int, readyAfter time.Duration) time.Duration {
+	d, ok := Lookup(typ)
+	if !ok || d.Span == nil {
+		return 0
+	}
+	return d.Span(params, replicas, readyAfter)
 }
 
 // ParamKind is the type of a fault parameter's value.

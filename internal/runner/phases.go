@@ -301,12 +301,14 @@ func (s *scenarioRun) nodeAccess(ctx context.Context) error {
 // planFaults builds every fault's instance (or its skip reason) with its own seeded stream. From
 // here the faults are reverted whatever happens: schedule end, error, Ctrl-C or panic.
 func (s *scenarioRun) planFaults(ctx context.Context) error {
-	if sized, notes := sizeToTarget(s.sc, s.pod); len(notes) > 0 {
-		s.sc = sized
-		for _, n := range notes {
-			s.log.Info("sized to the target", "change", n)
+	for _, size := range []func(*scenario.Scenario, *corev1.Pod) (*scenario.Scenario, []string){sizeToTarget, coverSpans} {
+		if sized, notes := size(s.sc, s.pod); len(notes) > 0 {
+			s.sc = sized
+			for _, n := range notes {
+				s.log.Info("sized to the target", "change", n)
+			}
+			s.mark("sized", strings.Join(notes, "; "))
 		}
-		s.mark("sized", strings.Join(notes, "; "))
 	}
 	sc, r := s.sc, s.r
 	var build faultBuilder = faultRegistry{}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/oracle"
 	"github.com/probegate/probegate/internal/scenario"
 )
@@ -115,4 +116,38 @@ func sizeToTarget(sc *scenario.Scenario, pod *corev1.Pod) (*scenario.Scenario, [
 		return sc, nil
 	}
 	return &sized, notes
+}
+
+// coverSpans returns sc with a load long enough to see every fault that declares a span on this
+// target (faults.Span: a cold start's rollout, one pod at a time, each booting and then in
+// rotation within the readiness recovery deadline) end, plus scenario.SizingMargin; sc itself
+// when the load already covers them, with one line per change.
+func coverSpans(sc *scenario.Scenario, pod *corev1.Pod) (*scenario.Scenario, []string) {
+	if pod == nil {
+		return sc, nil
+	}
+	o, err := scenarioOracle(sc, pod)
+	if err != nil || o.Readiness == nil {
+		return sc, nil
+	}
+	readyAfter := o.Readiness.Recovery.Deadline()
+	load := sc.Load.Duration
+	var notes []string
+	for i, f := range sc.Faults {
+		span := faults.Span(f.Type, f.Params, sc.Target.Replicas, readyAfter)
+		if span <= 0 {
+			continue
+		}
+		if want := f.End() + span + scenario.SizingMargin; want > load {
+			notes = append(notes, fmt.Sprintf("the load runs %s, not %s: faults[%d] %s acts for up to %s on this target (%d pods, each back in rotation within %s of answering) + %s",
+				want, load, i, f.Type, span, sc.Target.Replicas, readyAfter, scenario.SizingMargin))
+			load = want
+		}
+	}
+	if load == sc.Load.Duration {
+		return sc, nil
+	}
+	covered := *sc
+	covered.Load.Duration = load
+	return &covered, notes
 }

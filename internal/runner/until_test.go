@@ -101,3 +101,32 @@ func TestSizeToTarget(t *testing.T) {
 		t.Errorf("no readiness: %v, %q", got == sc, notes)
 	}
 }
+
+// TestCoverSpans: the load covers a cold start's rollout on this target, one pod at a time
+// (2 s step + the bootstrap + the readiness recovery deadline each), plus the margin.
+func TestCoverSpans(t *testing.T) {
+	s := time.Second
+	sc := &scenario.Scenario{Name: "cold-start", Target: scenario.Target{Replicas: 2}, Load: scenario.Load{Rate: 30, Duration: 75 * s},
+		Faults: []scenario.Fault{{Type: "cold-start", At: 5 * s, Params: map[string]string{"bootstrap": "25s"}}}}
+	ready := func(p, timeout int32) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
+			PeriodSeconds: p, FailureThreshold: 3, TimeoutSeconds: timeout, SuccessThreshold: 1}
+	}
+	// The fixture's probes (recovery 1 s + 1 s + 2 s propagation): 2 × (2 + 25 + 4) + 5 + 5 = 72 s ≤ 75 s.
+	if got, notes := coverSpans(sc, probedPod(ready(1, 1))); got != sc || notes != nil {
+		t.Errorf("fast probes: load %s, notes %q; want the scenario as it is", got.Load.Duration, notes)
+	}
+	// podinfo's (10 s + 5 s + 2 s = 17 s): 2 × (2 + 25 + 17) + 5 + 5 = 98 s.
+	got, notes := coverSpans(sc, probedPod(ready(10, 5)))
+	if got == sc || got.Load.Duration != 98*s || len(notes) != 1 || !strings.Contains(notes[0], "the load runs 1m38s, not 1m15s: faults[0] cold-start acts for up to 1m28s on this target (2 pods") {
+		t.Fatalf("10 s probes: load %s, notes %q; want 1m38s", got.Load.Duration, notes)
+	}
+	if sc.Load.Duration != 75*s {
+		t.Errorf("the catalogue's scenario was changed: %s", sc.Load.Duration)
+	}
+	// A fault with no span (a deletion) changes nothing.
+	del := &scenario.Scenario{Name: "d", Target: scenario.Target{Replicas: 3}, Load: scenario.Load{Duration: 40 * s}, Faults: []scenario.Fault{{Type: "pod-delete", At: 5 * s}}}
+	if got, _ := coverSpans(del, probedPod(ready(10, 5))); got != del {
+		t.Errorf("pod-delete: load %s, want unchanged", got.Load.Duration)
+	}
+}
