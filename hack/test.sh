@@ -4,36 +4,38 @@
 # the node image first), and deletes the cluster at the end so the host's sysctls are restored.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase heading says how long the test command has run so far (the CI budget is in minutes).
+phase() { printf '== %s (at %dm%02ds)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
 
-echo "== host"
+phase "host"
 hack/host-prep.sh
-echo "== lint"
+phase "lint"
 make --no-print-directory lint
-echo "== images"
+phase "images"
 if [ -x hack/images.sh ]; then hack/images.sh; fi
-echo "== cluster lifecycle (delete, warm create, delete; host sysctls unchanged)"
+phase "cluster lifecycle (delete, warm create, delete; host sysctls unchanged)"
 PROBEGATE_LIFECYCLE=1 go test -count=1 -timeout 60m -run '^TestIntegrationClusterLifecycle$' -v ./internal/cluster
-echo "== cluster"
+phase "cluster"
 go run ./cmd/probegate cluster create
-trap 'echo "== cluster down"; go run ./cmd/probegate cluster delete' EXIT
-echo "== unit tests (every package)"
+trap 'phase "cluster down"; go run ./cmd/probegate cluster delete' EXIT
+phase "unit tests (every package)"
 go test -short -count=1 -timeout 20m ./...
-echo "== integration tests on the cluster"
+phase "integration tests on the cluster"
 # ./internal/lint's TestIntegrationRealCorpus and TestIntegrationSARIFSchema need no cluster but the
 # Go module proxy (~35 s into an empty module cache, ~6 s warm); they fail when it cannot be
 # reached, unless PROBEGATE_OFFLINE=1.
 go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... ./internal/cli \
   ./observers ./internal/lint ./reports/...
-echo "== fault injectors on the cluster"
+phase "fault injectors on the cluster"
 go test -count=1 -timeout 30m -run 'Integration' ./internal/faults
 if [ "${PROBEGATE_SKIP_SCENARIOS:-0}" = 1 ]; then
-  echo "== scenario suite and mutation matrix: skipped (PROBEGATE_SKIP_SCENARIOS=1)"
+  phase "scenario suite and mutation matrix: skipped (PROBEGATE_SKIP_SCENARIOS=1)"
   exit 0
 fi
 # The product's own proof: every scenario PASSes against the good target, and every anti-pattern
 # variant FAILs its designated verdict. Run alone (-p 1, nothing else on the cluster): the verdicts
 # time real probes on a 2-core machine.
-echo "== scenario suite and mutation matrix"
+phase "scenario suite and mutation matrix"
 if [ -n "${PROBEGATE_FEATURE:-}" ]; then
   # Only the scenarios whose name matches (e.g. node- on a cluster with workers) and their rows.
   go test -count=1 -timeout 60m -run '^(TestCatalogueLoads|TestIntegrationScenarios)$' -v ./scenarios -args --feature="$PROBEGATE_FEATURE"
