@@ -38,6 +38,7 @@ func init() {
 				"meanwhile); preferred to cpu when the pod's node can be reached, and shown the same way against the pods before the fault"},
 		},
 		Needs:    []Capability{NeedsRollout},
+		Uses:     []Capability{NeedsNodeAccess}, // stop: each new container stopped at start
 		Proof:    "the first new pod's time from creation to its container starting and from there to ready",
 		Explains: []timeline.RestartCause{timeline.CauseDeletion},
 		// One pod at a time: scheduled and started (rolloutStep), booting for the bootstrap, then

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,9 @@ type Definition struct {
 	// Needs are the target's capabilities the fault acts through; Build skips the fault, with the
 	// first missing capability's reason, on a target without one.
 	Needs []Capability
+	// Uses are capabilities the fault acts through when the run has them and does without
+	// otherwise (never a reason to skip it): the runner provides them like Needs.
+	Uses []Capability
 	// Proof says how the fault proves its effect (its observe actions on the timeline).
 	Proof string
 	// Explains are the restart causes the fault brings about in a pod it acts on: a restart of that
@@ -37,6 +41,15 @@ type Definition struct {
 	// beyond its own duration (a rollout replacing replicas pods one at a time, each back in
 	// rotation readyAfter after it answers): the runner makes the load cover it.
 	Span func(params map[string]string, replicas int, readyAfter time.Duration) time.Duration
+}
+
+// Uses reports whether the registered fault typ needs or can use capability c.
+func Uses(typ string, c Capability) bool {
+	if Needs(typ, c) {
+		return true
+	}
+	d, ok := Lookup(typ)
+	return ok && slices.ContainsFunc(d.Uses, func(u Capability) bool { return u.Name == c.Name })
 }
 
 // Span is the registered fault's span on this target (0 when it declares none); see Definition.

@@ -39,7 +39,7 @@ const podSecurityEnforce = "pod-security.kubernetes.io/enforce"
 // needsNodeAccess reports whether one of sc's faults acts on the processes of a pod's node.
 func needsNodeAccess(sc *scenario.Scenario) bool {
 	return slices.ContainsFunc(sc.Faults, func(f scenario.Fault) bool {
-		return faults.Needs(f.Type, faults.NeedsNodeAccess) || faults.Needs(f.Type, faults.NeedsNodePause)
+		return faults.Uses(f.Type, faults.NeedsNodeAccess) || faults.Needs(f.Type, faults.NeedsNodePause)
 	})
 }
 

@@ -220,3 +220,15 @@ func (f *nodeFaults) Build(spec scenario.Fault, env faultEnv) (faults.Fault, str
 	*f.got = env.NodeProcs
 	return f.fakeFaults.Build(spec, env)
 }
+
+// A cold start uses node access when it has it (each new container stopped at start), so the run
+// provides it; a pod deletion does not.
+func TestNeedsNodeAccessForAColdStart(t *testing.T) {
+	cold := &scenario.Scenario{Faults: []scenario.Fault{{Type: "cold-start", Params: map[string]string{"bootstrap": "25s", "stop": "true"}}}}
+	if !needsNodeAccess(cold) {
+		t.Error("a cold start gets no node access: its stop mode would fall back to the CPU limit")
+	}
+	if needsNodeAccess(&scenario.Scenario{Faults: []scenario.Fault{{Type: "pod-delete"}}}) {
+		t.Error("a pod deletion asks for node access")
+	}
+}
