@@ -9,13 +9,16 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/deploy"
+	"github.com/probegate/probegate/internal/faults"
 	"github.com/probegate/probegate/internal/timeline"
+	"github.com/probegate/probegate/loadgen"
 	"github.com/probegate/probegate/observers/conntrack"
 )
 
@@ -169,4 +172,71 @@ func (a *connAttribution) stop() {
 	if a != nil {
 		a.watcher.Stop()
 	}
+}
+
+// requestLister is a running load that can list the requests it has recorded so far.
+type requestLister interface{ all() []timeline.Request }
+
+// flowLister lists the node's conntrack flows for the target's NodePort now.
+type flowLister interface {
+	List(ctx context.Context) ([]conntrack.Flow, error)
+}
+
+// liveTally ranks the pods for a "busiest" pod choice by the node's conntrack when the load's own
+// requests name no pod (an app with no pod header): the requests so far are attributed against
+// the flows the node's table holds now.
+type liveTally struct {
+	loadRun
+	flows flowLister
+	tl    *timeline.Timeline
+	log   *slog.Logger
+}
+
+// tallied wraps load for the faults that rank pods by it, when conntrack attribution runs.
+func tallied(load loadRun, attr *connAttribution, tl *timeline.Timeline) loadRun {
+	if attr == nil {
+		return load
+	}
+	if _, ok := load.(requestLister); !ok {
+		return load
+	}
+	t := liveTally{loadRun: load, flows: attr.watcher, tl: tl, log: attr.log}
+	if _, ok := load.(faults.LoadMeter); ok {
+		return meteredTally{t} // the overload's proof still reads the load's counts
+	}
+	return t
+}
+
+// meteredTally is a liveTally over a load that reports its counts.
+type meteredTally struct{ liveTally }
+
+// Counts is the load's own tally.
+func (t meteredTally) Counts() loadgen.Counts { return t.loadRun.(faults.LoadMeter).Counts() }
+
+// listTimeout bounds the conntrack listing a pod choice waits for.
+const listTimeout = 5 * time.Second
+
+// ServedBy counts the requests so far by the pod that served them: the load's own count when its
+// requests name pods, else conntrack's attribution of them (empty when the node cannot be read).
+func (t liveTally) ServedBy() map[string]uint64 {
+	if pt, ok := t.loadRun.(faults.PodTally); ok {
+		if by := pt.ServedBy(); len(by) > 0 {
+			return by
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	flows, err := t.flows.List(ctx)
+	if err != nil && len(flows) == 0 {
+		t.log.Warn("busiest pod: conntrack listing", "err", err)
+		return nil
+	}
+	reqs, _ := conntrack.Attribute(t.loadRun.(requestLister).all(), flows, t.tl.Entries())
+	out := map[string]uint64{}
+	for _, q := range reqs {
+		if q.Pod != "" {
+			out[q.Pod]++
+		}
+	}
+	return out
 }

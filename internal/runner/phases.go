@@ -414,7 +414,7 @@ func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time
 	// The schedule counts from the moment the load runs: in-cluster load first starts its agents.
 	startAt, start := s.tl.Now()
 	s.loadStart = start
-	setLoad(s.sched, load)
+	setLoad(s.sched, tallied(load, s.attr, s.tl))
 	s.status.watch(s.obs, s.sched, startAt, sc.Load.Duration)
 	return load, startAt, nil
 }

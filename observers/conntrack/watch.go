@@ -46,6 +46,22 @@ func Start(ctx context.Context, exec Exec, service netip.AddrPort, log *slog.Log
 	return &Watcher{exec: exec, service: service, proc: proc, log: log}, nil
 }
 
+// List returns the flows the node's table holds for the NodePort now (open connections and
+// those recently closed), without stopping the stream: what a running scenario can attribute
+// its requests so far by.
+func (w *Watcher) List(ctx context.Context) ([]Flow, error) {
+	out, err := w.exec(ctx, "conntrack", "-L", "-p", "tcp", "--orig-dst", w.service.Addr().String(),
+		"--orig-port-dst", strconv.Itoa(int(w.service.Port())))
+	if err != nil {
+		return nil, fmt.Errorf("list conntrack flows for %s: %w", w.service, err)
+	}
+	flows, bad, perr := ParseOutput(string(out))
+	if perr != nil {
+		return flows, fmt.Errorf("%d unreadable conntrack lines: %w", bad, perr)
+	}
+	return flows, nil
+}
+
 // Stop ends the stream and returns every flow it saw plus those still in the node's table for the
 // NodePort (connections opened before the stream subscribed, or events the kernel dropped). It is
 // safe to call more than once; later calls return nil.
