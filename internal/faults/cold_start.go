@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/probegate/probegate/internal/pause"
@@ -34,8 +35,8 @@ func init() {
 				"the CPU limit the new pods boot under for their first `bootstrap`, then lifted in place (any app feels it; " +
 				"the cold start shows when they boot at least 2 s slower than the pods before the fault)"},
 			{Name: "stop", Kind: KindBool, Doc: "on a target that declares no bootstrap switch: each new pod's container is stopped " +
-				"(SIGSTOP on its node, like freeze) as soon as it runs and resumed after `bootstrap` (any app feels it: its probes time out " +
-				"meanwhile); preferred to cpu when the pod's node can be reached, and shown the same way against the pods before the fault"},
+				"(SIGSTOP on its node, like freeze) as soon as it runs, unless already ready, and resumed after `bootstrap` (any app feels it: " +
+				"its probes time out meanwhile); with cpu, both; used when the pod's node can be reached, and shown the same way against the pods before the fault"},
 		},
 		Needs:    []Capability{NeedsRollout},
 		Uses:     []Capability{NeedsNodeAccess}, // stop: each new container stopped at start
@@ -61,7 +62,6 @@ func init() {
 			default:
 				if stop, _ := a.Param("stop"); a.Env.NodeProcs != nil && isTrue(stop) {
 					f.Stop = a.Env.NodeProcs
-					break
 				}
 				if cpu, ok := a.Param("cpu"); ok {
 					q, err := resource.ParseQuantity(cpu)
@@ -96,7 +96,7 @@ type ColdStart struct {
 	Env       string // DefaultBootstrapEnv when empty
 	Bootstrap time.Duration
 	CPU       *resource.Quantity // throttle instead of Env: see cpuStart
-	Stop      NodeProcs          // stop each new container at start instead of Env (before CPU): see stoppedStart
+	Stop      NodeProcs          // stop each new container at start instead of Env (with CPU, both): see stoppedStart
 	Restore   bool
 	// BootTimeout bounds the wait for the first new pod to boot (Bootstrap + 90s when 0).
 	BootTimeout time.Duration
@@ -143,13 +143,16 @@ func (c *ColdStart) Inject(ctx context.Context) error {
 	}
 	var cpu *cpuStart
 	var stop *stoppedStart
-	switch {
-	case c.Stop != nil:
-		stop = &stoppedStart{hold: c.Bootstrap, baseline: slowestBoot(pods, c.Container), procs: c.Stop}
-		c.slow = stop
-	case c.CPU != nil:
+	if c.CPU != nil {
 		cpu = &cpuStart{limit: *c.CPU, hold: c.Bootstrap, baseline: slowestBoot(pods, c.Container)}
 		c.slow = cpu
+	}
+	if c.Stop != nil {
+		stop = &stoppedStart{hold: c.Bootstrap, baseline: slowestBoot(pods, c.Container), procs: c.Stop}
+		c.slow = stop
+		if cpu != nil {
+			c.slow = &throttledStop{cpu: cpu, stop: stop}
+		}
 	}
 	slow := c.slowing()
 	var was string
@@ -175,11 +178,17 @@ func (c *ColdStart) Inject(ctx context.Context) error {
 	for uid := range before {
 		old[string(uid)] = true
 	}
-	switch {
-	case cpu != nil:
-		c.lift = goProof(ctx, func(ctx context.Context) { c.liftThrottles(ctx, cpu, old) })
-	case stop != nil:
-		c.lift = goProof(ctx, func(ctx context.Context) { c.holdStopped(ctx, stop, old) })
+	if cpu != nil || stop != nil {
+		c.lift = goProof(ctx, func(ctx context.Context) {
+			var wg sync.WaitGroup
+			if cpu != nil {
+				wg.Go(func() { c.liftThrottles(ctx, cpu, old) })
+			}
+			if stop != nil {
+				wg.Go(func() { c.holdStopped(ctx, stop, old) })
+			}
+			wg.Wait()
+		})
 	}
 	c.boot = goProof(ctx, func(ctx context.Context) { c.observeBootstrap(ctx, gen, before) })
 	c.end(true)

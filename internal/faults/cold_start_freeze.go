@@ -136,6 +136,12 @@ func (c *ColdStart) holdStopped(ctx context.Context, s *stoppedStart, before map
 			}
 			seen[uid] = true
 			started := cs.State.Running.StartedAt.Time
+			if at, ready := readySince(p); ready {
+				// A boot faster than this poll: stopping it now would freeze a pod in rotation.
+				mark("cold-start-stop", fmt.Sprintf("cold-start: %s was ready %s after its container started, before it could be stopped: not stopped",
+					p.Name, secs(at.Sub(started))))
+				continue
+			}
 			_, id, err := containerID(p, ctr.Name)
 			if err != nil {
 				mark("cold-start-stop", fmt.Sprintf("cold-start: could not stop %s: %v", p.Name, err))
@@ -160,4 +166,41 @@ func (c *ColdStart) holdStopped(ctx context.Context, s *stoppedStart, before map
 				p.Name, pid, p.Spec.NodeName, s.procs.Via(p.Spec.NodeName), secs(time.Since(started)), s.hold))
 		}
 	}
+}
+
+// throttledStop is both slowings at once: the new pods boot under the CPU limit and are stopped
+// as soon as their container runs (an app whose boot outruns the stop still boots throttled; one
+// the throttle does not slow is still stopped). Each lifts after the hold.
+type throttledStop struct {
+	cpu  *cpuStart
+	stop *stoppedStart
+}
+
+func (b *throttledStop) apply(ctr *corev1.Container) (string, bool) {
+	wasCPU, cpuChanged := b.cpu.apply(ctr)
+	wasStop, stopChanged := b.stop.apply(ctr)
+	return wasCPU + ", " + wasStop, cpuChanged || stopChanged
+}
+
+func (b *throttledStop) restore(ctr *corev1.Container) {
+	b.stop.restore(ctr)
+	b.cpu.restore(ctr)
+}
+
+func (b *throttledStop) setting() string {
+	return b.cpu.setting() + ", " + b.stop.setting()
+}
+
+func (b *throttledStop) carries(ctr corev1.Container) bool {
+	return b.cpu.carries(ctr) && b.stop.carries(ctr)
+}
+
+func (b *throttledStop) shows() (time.Duration, string) { return b.cpu.shows() }
+
+func (b *throttledStop) params() map[string]string {
+	p := b.cpu.params()
+	for k, v := range b.stop.params() {
+		p[k] = v
+	}
+	return p
 }

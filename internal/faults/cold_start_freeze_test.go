@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -21,7 +22,9 @@ type signals struct {
 	sent []string
 }
 
-func (s *signals) ContainerPID(_ context.Context, node, id string) (int, error) { return 100 + len(id), nil }
+func (s *signals) ContainerPID(_ context.Context, node, id string) (int, error) {
+	return 100 + len(id), nil
+}
 func (s *signals) Signal(_ context.Context, node string, pid int, sig string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,5 +113,59 @@ func TestHoldStoppedStopsNewContainersAndResumesThem(t *testing.T) {
 	}
 	if strings.Contains(joined, "target-plain") {
 		t.Errorf("a new pod without the marker was acted on:\n%s", joined)
+	}
+}
+
+// A new pod already ready when first seen (a boot faster than the poll) is not stopped: that
+// would freeze a pod in rotation.
+func TestHoldStoppedLeavesAReadyPodAlone(t *testing.T) {
+	defer func(p time.Duration) { stopPoll = p }(stopPoll)
+	stopPoll = 10 * time.Millisecond
+	cs := fakeTarget()
+	tl := timeline.New(time.Now())
+	procs := &signals{}
+	c := NewColdStart(Recorder{Timeline: tl}, cs, "ns", deploymentWorkload(cs, "ns", "target"), "target", time.Second)
+	s := &stoppedStart{hold: time.Second, baseline: -1, procs: procs}
+	p := targetPod("target-fast", true, true)
+	p.UID = types.UID("uid-fast")
+	p.Status.ContainerStatuses[0].State.Running.StartedAt = metav1.NewTime(time.Now().Add(-time.Second))
+	p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(time.Now())
+	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: ColdStartMarker, Value: s.hold.String()}}
+	if _, err := cs.CoreV1().Pods("ns").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	c.holdStopped(ctx, s, map[string]bool{"": true})
+	if got := procs.got(); len(got) != 0 {
+		t.Fatalf("signals = %v: a ready pod was stopped", got)
+	}
+	marks := tl.Filter(timeline.KindMark)
+	found := false
+	for _, m := range marks {
+		found = found || strings.Contains(m.Mark.Detail, "target-fast was ready 1s after its container started, before it could be stopped: not stopped")
+	}
+	if !found {
+		t.Errorf("no mark says why target-fast was not stopped: %+v", marks)
+	}
+}
+
+// Both slowings: the template carries the CPU limit and the marker; restore takes both away.
+func TestThrottledStopAppliesBoth(t *testing.T) {
+	b := &throttledStop{cpu: &cpuStart{limit: resource.MustParse("20m"), hold: 25 * time.Second, baseline: 12 * time.Second},
+		stop: &stoppedStart{hold: 25 * time.Second, baseline: 12 * time.Second}}
+	ctr := &corev1.Container{}
+	if _, changed := b.apply(ctr); !changed || !b.carries(*ctr) || !b.cpu.carries(*ctr) || !b.stop.carries(*ctr) {
+		t.Fatalf("apply: changed %v, carries %v", changed, b.carries(*ctr))
+	}
+	if b.setting() != "CPU limit 20m for the first 25s, container stopped (SIGSTOP) for its first 25s" {
+		t.Errorf("setting = %q", b.setting())
+	}
+	if p := b.params(); p["cpu"] != "20m" || p["stop"] != "25s" {
+		t.Errorf("params = %v", p)
+	}
+	b.restore(ctr)
+	if b.cpu.carries(*ctr) || b.stop.carries(*ctr) || len(ctr.Env) != 0 {
+		t.Errorf("restore left %+v", ctr)
 	}
 }
