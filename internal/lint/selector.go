@@ -23,6 +23,9 @@ type route struct {
 	// assumed is true when no Service is in view and the route stands for one that would reach the
 	// container port: see assumedRoutes.
 	assumed bool
+	// undeclared is true for an assumed route to a port the container does not declare (it declares
+	// none); port then holds the number its readiness probe checks.
+	undeclared bool
 }
 
 func (r route) String() string {
@@ -34,7 +37,10 @@ func (r route) String() string {
 		}
 		name = t.String()
 	}
-	if r.assumed {
+	switch {
+	case r.undeclared:
+		return "a Service to a port it does not declare (none in view; its readiness probe checks port " + name + ")"
+	case r.assumed:
 		return "a Service to port " + name + " (none in view)"
 	}
 	return r.svc.Ref() + " port " + name
@@ -182,16 +188,24 @@ func servedRoutes(ctx *Context, w *Workload, c ContainerRef) []route {
 	return userRoutes(w, c, routesTo(ctx, w, c))
 }
 
-// probePortNumber returns the numeric port a probe checks, if it names one by number.
-func probePortNumber(p *corev1.Probe) (int32, bool) {
+// probePort returns the port a network probe checks (httpGet, tcpSocket or grpc), by name or number.
+func probePort(p *corev1.Probe) (intstr.IntOrString, bool) {
 	switch {
 	case p == nil:
-	case p.HTTPGet != nil && p.HTTPGet.Port.Type == intstr.Int:
-		return p.HTTPGet.Port.IntVal, true
-	case p.TCPSocket != nil && p.TCPSocket.Port.Type == intstr.Int:
-		return p.TCPSocket.Port.IntVal, true
+	case p.HTTPGet != nil:
+		return p.HTTPGet.Port, true
+	case p.TCPSocket != nil:
+		return p.TCPSocket.Port, true
 	case p.GRPC != nil:
-		return p.GRPC.Port, true
+		return intstr.FromInt32(p.GRPC.Port), true
+	}
+	return intstr.IntOrString{}, false
+}
+
+// probePortNumber returns the numeric port a probe checks, if it names one by number.
+func probePortNumber(p *corev1.Probe) (int32, bool) {
+	if port, ok := probePort(p); ok && port.Type == intstr.Int {
+		return port.IntVal, true
 	}
 	return 0, false
 }
