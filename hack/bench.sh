@@ -14,10 +14,12 @@
 # worker node); with the 3-node part skipped it runs on whatever cluster is up before the Go
 # benchmarks, and never creates one. BENCH_SKIP_LOAD=1 skips it. Only it, on the running cluster:
 #   BENCH_SKIP_CLUSTER=1 BENCH_SKIP_MULTINODE=1 BENCH_FILTER='^$' hack/bench.sh
-# The lint figures (lint-precision, lint-recall, lint-corpus-seconds-per-mb) come from
-# BenchmarkLintCorpus in internal/lint: it fetches the real-world corpus
-# (internal/lint/testdata/real/corpus.txt) through the Go module cache and scores it against
-# labels.txt; modules that cannot be downloaded are left out. lint-seconds-per-mb comes from
+# The lint figures (lint-precision, lint-recall, their -services-apart twins with each workload
+# linted alone, lint-recall-gap-points and lint-precision-gap-points between the two,
+# lint-corpus-seconds-per-mb) come from BenchmarkLintCorpus in internal/lint: it fetches the
+# real-world corpus (internal/lint/testdata/real/corpus.txt) through the Go module cache and scores
+# it against labels.txt; modules that cannot be downloaded are left out. TestIntegrationRealCorpus
+# prints the two gap figures too (go test -v). lint-seconds-per-mb comes from
 # BenchmarkLintGenerated, on a generated 5 MB input of Deployments and Services.
 # Only those: BENCH_SKIP_CLUSTER=1 BENCH_FILTER=Lint hack/bench.sh
 set -euo pipefail

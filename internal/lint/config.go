@@ -67,7 +67,25 @@ type Context struct {
 	Config    Config
 	Inventory *Inventory
 
-	services *serviceIndex // built on first use
+	services   *serviceIndex           // built on first use
+	configMaps map[string][]*ConfigMap // by name, built on first use
+}
+
+// configMap returns the ConfigMap in view that a workload in namespace ns names name (a namespace
+// left empty on either side matches any), or nil.
+func (ctx *Context) configMap(ns, name string) *ConfigMap {
+	if ctx.configMaps == nil {
+		ctx.configMaps = map[string][]*ConfigMap{}
+		for _, cm := range ctx.Inventory.ConfigMaps {
+			ctx.configMaps[cm.Name] = append(ctx.configMaps[cm.Name], cm)
+		}
+	}
+	for _, cm := range ctx.configMaps[name] {
+		if cm.Namespace == "" || ns == "" || cm.Namespace == ns {
+			return cm
+		}
+	}
+	return nil
 }
 
 // serviceIndex returns the index of the inventory's Services, building it on first use.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -490,17 +491,22 @@ func TestIntegrationRealCorpus(t *testing.T) {
 // Services in other files, stay within 5 points of the joint run's.
 const apartMaxGap = 0.05
 
-// apartMinPrecision and apartMinRecall are what the one-file-at-a-time runs reach (75 true
-// positives of 79 labelled problems, 14 false positives): the test holds them as ratchets and logs
-// the gap to apartMaxGap. Recall misses the bar by a tenth of a point (5.1 below the joint run): istio's busybox `liveness` sample (×2)
-// declares no port and no readiness probe, so nothing in its manifest says it serves, and jaeger
-// (PG009) declares no port either. Precision is 7.6 points below the joint run's: controllers whose only
-// Services are scrape targets or headless look, alone, like servers on a port named http or https
-// or by number (kyverno's background and reports controllers ×2 each, keda-operator ×2,
-// prometheus-operator ×2), plus the joint run's own false positives found again.
+// apartMinPrecision and apartMinRecall are what the one-file-at-a-time runs reach: the test holds
+// them as ratchets (they may only go up while the corpus stays the same). History: 75 true
+// positives of 79 labelled problems and 14 false positives (0.949, 0.843) when a workload with no
+// Service in view was first judged as if one routed to its declared ports: recall 5.1 and precision
+// 7.6 points below the joint run's, the controllers whose only Services are scrape targets or
+// headless looking like servers on a port named http or https (kyverno's background and reports
+// controllers, keda-operator, prometheus-operator). 77 of 79 and 5 false positives (0.975, 0.939)
+// once a controller is taken to serve only through its webhook and probed ports, and a container
+// that declares no port but has a readiness probe on one as served on a port it does not declare
+// (jaeger's PG001 and PG009). Still missed: istio's busybox `liveness` sample (PG009, PG014)
+// declares no port and no readiness probe, so nothing in its manifest says it serves. The 5 false
+// positives are the joint run's own (podinfo's in-app delay ×3, descheduler ×2); precision alone is
+// above the joint run's, which also counts kwok's scrape-only Service (a controller, alone).
 const (
-	apartMinPrecision = 0.842
-	apartMinRecall    = 0.949
+	apartMinPrecision = 0.939
+	apartMinRecall    = 0.974
 )
 
 // scoreApart scores the findings of the one-file-at-a-time runs against the joint run's labels.
@@ -550,12 +556,13 @@ func checkApart(t *testing.T, labels map[string]corpusLabel, joint corpusScore, 
 	}
 	t.Logf("each workload alone: %d true and %d false positives, precision %.3f (joint %.3f), recall %.3f (joint %.3f)",
 		s.TP, s.FP, s.precision(), joint.precision(), s.recall(), joint.recall())
+	printApartGaps(joint, s)
 	for _, m := range []struct {
 		name              string
 		apart, joint, min float64
 	}{{"recall", s.recall(), joint.recall(), apartMinRecall}, {"precision", s.precision(), joint.precision(), apartMinPrecision}} {
 		if gap := m.joint - m.apart; gap > apartMaxGap {
-			t.Logf("goal missed: %s with each workload linted alone is %.3f, %.1f points below the joint run's %.3f (goal: within %.0f)",
+			t.Errorf("%s with each workload linted alone is %.3f, %.1f points below the joint run's %.3f (goal: within %.0f)",
 				m.name, m.apart, 100*gap, m.joint, 100*apartMaxGap)
 		}
 		if m.apart < m.min {
@@ -563,6 +570,16 @@ func checkApart(t *testing.T, labels map[string]corpusLabel, joint corpusScore, 
 		}
 	}
 }
+
+// printApartGaps prints, as FIGURE lines, how many points recall and precision with each workload
+// linted alone are below the joint run's (negative when above), against the issue's goal.
+func printApartGaps(joint, apart corpusScore) {
+	goal := fmt.Sprintf("<=%g", 100*apartMaxGap)
+	benchfig.Print("lint-recall-gap-points", round1(100*(joint.recall()-apart.recall())), "points", goal)
+	benchfig.Print("lint-precision-gap-points", round1(100*(joint.precision()-apart.precision())), "points", goal)
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
 // corpusGateExceptions are the corpus installs an expert calls good (no TP or MISS label) that
 // `--fail-on warning` still fails, each with why lint cannot tell from the manifest. The user's way
@@ -607,8 +624,9 @@ func checkGoodInstallsPass(t *testing.T, labels map[string]corpusLabel, linted m
 		len(passed), len(good), corpusGateExceptions)
 }
 
-// BenchmarkLintCorpus prints the corpus figures for `make bench`: precision, recall and the time to
-// lint one MB of real manifests (read, parse and judge; BenchmarkLintGenerated times a 5 MB input).
+// BenchmarkLintCorpus prints the corpus figures for `make bench`: precision and recall, joint and
+// with each workload linted alone, the gaps between them, and the time to lint one MB of real
+// manifests (read, parse and judge; BenchmarkLintGenerated times a 5 MB input).
 func BenchmarkLintCorpus(b *testing.B) {
 	labels := readLabels(b)
 	var linted, apart map[string]*Report
@@ -626,6 +644,7 @@ func BenchmarkLintCorpus(b *testing.B) {
 	a, _ := scoreApart(labels, apart)
 	benchfig.Print("lint-precision-services-apart", round3(a.precision()), "ratio", fmt.Sprintf(">=%g", round3(s.precision()-apartMaxGap)))
 	benchfig.Print("lint-recall-services-apart", round3(a.recall()), "ratio", fmt.Sprintf(">=%g", round3(s.recall()-apartMaxGap)))
+	printApartGaps(s, a)
 	mb := float64(size) / (1 << 20)
 	benchfig.Print("lint-corpus-seconds-per-mb", round3(took.Seconds()/mb), "s/MB", "<=0.5")
 }

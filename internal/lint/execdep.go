@@ -29,6 +29,9 @@ type execCheck struct {
 	binary string
 	host   string // "" when it talks to the container itself
 	db     bool
+	// script names the ConfigMap file the client runs in ("" when the probe's command runs it):
+	// "ping.sh of ConfigMap redis-health".
+	script string
 }
 
 var shellSplit = regexp.MustCompile(`[\s;&|()'"]+`)
@@ -43,6 +46,12 @@ func execDependency(p *corev1.Probe) (execCheck, bool) {
 	if execShell(words) != "" {
 		words = shellSplit.Split(strings.Join(words[1:], " "), -1)
 	}
+	return dependencyInWords(words)
+}
+
+// dependencyInWords finds the first database client or HTTP fetch among the words of a command or
+// script, and the host it talks to.
+func dependencyInWords(words []string) (execCheck, bool) {
 	for i, w := range words {
 		bin := path.Base(w)
 		name, db := dbClients[bin]
@@ -92,6 +101,9 @@ func (c execCheck) describe() string {
 	s := "a " + c.client + " client (" + c.binary + ")"
 	if c.host != "" {
 		s += " against " + c.host
+	}
+	if c.script != "" {
+		s += " in " + c.script
 	}
 	return s
 }

@@ -32,6 +32,9 @@ type Inventory struct {
 	// AllServicesInView is true when every Service that could route to the workloads was read (a
 	// live namespace): a workload no Service selects then serves nothing.
 	AllServicesInView bool
+	// ConfigMaps are the ConfigMaps read beside the workloads (also listed in Skipped): an exec probe
+	// that runs a file of a mounted one is read as that file's text.
+	ConfigMaps []*ConfigMap
 	// Skipped lists objects that carry no pod template (ConfigMap, Secret, webhook configurations,
 	// custom resources, …), read and left alone.
 	Skipped []Skipped
@@ -96,6 +99,14 @@ type Service struct {
 	doc       *docNode
 	// routingOnly marks a Service read with --services: it routes, but is not linted.
 	routingOnly bool
+}
+
+// ConfigMap is a ConfigMap read alongside the workloads: only its name and text data.
+type ConfigMap struct {
+	Name      string
+	Namespace string
+	Data      map[string]string
+	Pos       Position
 }
 
 // Ref names the service the way kubectl does.

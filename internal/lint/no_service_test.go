@@ -49,6 +49,43 @@ spec:
 		{"alone, an unnamed redis port: long-lived connections", realManifest("Deployment", "cache", "2", "", `        image: redis:7
         ports: [{containerPort: 6379}]
 `, ""), map[string]Severity{"PG009": Info, "PG014": Warning}, true, nil},
+		{"alone, a controller's unprobed http port: metrics, nothing assumed", realManifest("Deployment", "queue-operator", "1", "", `        image: op:1
+        args: [--leader-elect]
+        ports: [{name: http, containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /readyz, port: 8081}}
+        livenessProbe: {httpGet: {path: /healthz, port: 8081}}
+`, ""), nil, false, []string{"PG002", "PG009", "PG014"}},
+		{"alone, a controller with no probes and an https port: nothing assumed", realManifest("Deployment", "report-controller", "1", "", `        image: ctl:1
+        ports: [{name: https, containerPort: 9443}, {name: metrics, containerPort: 8000}]
+`, ""), nil, false, []string{"PG009", "PG014"}},
+		{"alone, a controller's webhook port serves", realManifest("Deployment", "app-controller", "1", "", `        image: ctl:1
+        ports: [{name: webhook, containerPort: 7000}, {name: metrics, containerPort: 8080}]
+`, ""), map[string]Severity{"PG009": Warning, "PG014": Warning}, true, nil},
+		{"alone, a controller's probed port serves", realManifest("Deployment", "cleanup-controller", "1", "", `        image: ctl:1
+        ports: [{name: https, containerPort: 9443}]
+        readinessProbe: {httpGet: {path: /health/readiness, port: 9443, scheme: HTTPS}}
+`, ""), map[string]Severity{"PG009": Warning}, true, nil},
+		{"alone, an admission controller's unnamed port serves", realManifest("Deployment", "admission-controller", "1", "", `        image: ctl:1
+        ports: [{containerPort: 8000}, {name: prometheus, containerPort: 8944}]
+`, ""), map[string]Severity{"PG009": Warning, "PG014": Warning}, true, nil},
+		{"alone, an ingress controller serves its http port", realManifest("Deployment", "ingress-controller", "2", "", `        image: ctl:1
+        ports: [{name: http, containerPort: 80}]
+        readinessProbe: {httpGet: {path: /healthz, port: 10254}}
+`, ""), map[string]Severity{"PG009": Warning}, true, nil},
+		{"alone, no declared port but a readiness probe on one: served on a port it does not declare", realManifest("Deployment", "tracer", "1", "", `        image: tracer:1
+        readinessProbe: {httpGet: {path: /status, port: 13133}}
+        livenessProbe: {httpGet: {path: /status, port: 13133}}
+`, ""), map[string]Severity{"PG001": Error, "PG009": Warning}, true, nil},
+		{"alone, a controller with no declared port and a readiness probe: nothing assumed", realManifest("Deployment", "controller-manager", "1", "", `        image: ctl:1
+        readinessProbe: {httpGet: {path: /readyz, port: 8081}}
+        livenessProbe: {httpGet: {path: /healthz, port: 8081}}
+`, ""), nil, false, []string{"PG002", "PG009"}},
+		{"alone, a controller with a long readiness window: readiness steers no traffic", realManifest("Deployment", "node-controller", "1", "", `        image: ctl:1
+        readinessProbe: {httpGet: {path: /healthz, port: 10247}, periodSeconds: 20, failureThreshold: 5}
+`, ""), nil, false, []string{"PG007"}},
+		{"alone, no declared port and an exec readiness probe: nothing assumed", realManifest("Deployment", "agent", "1", "", `        image: agent:1
+        readinessProbe: {exec: {command: [/bin/ready]}}
+`, ""), nil, false, []string{"PG009"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inv, err := Parse("app.yaml", []byte(tc.in))
@@ -112,5 +149,21 @@ func TestRoutingServices(t *testing.T) {
 	AddRoutingServices(inv, []string{filepath.Join(dir, "missing")})
 	if len(inv.Problems) != 1 || !strings.Contains(inv.Problems[0].Error(), "missing") {
 		t.Errorf("an unreadable --services path is not a problem: %v", inv.Problems)
+	}
+}
+
+// TestNoServiceUndeclaredPort: a container that declares no port but has a readiness probe on one is
+// judged, alone, as served on a port it does not declare, and the finding says so.
+func TestNoServiceUndeclaredPort(t *testing.T) {
+	inv, err := Parse("app.yaml", []byte(realManifest("Deployment", "tracer", "1", "", `        image: tracer:1
+        readinessProbe: {tcpSocket: {port: 13133}}
+`, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := only(Lint(inv, Config{}), "PG009")
+	const want = "a Service to a port it does not declare (none in view; its readiness probe checks port 13133) routes to it"
+	if len(got) != 1 || !strings.Contains(got[0].Message, want) {
+		t.Errorf("PG009: want one finding saying %q, got %+v", want, got)
 	}
 }

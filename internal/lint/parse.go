@@ -202,6 +202,9 @@ func decodeObject(inv *Inventory, doc *docNode, pos Position, raw []byte) *Input
 	}
 	if skippedKinds[tm.Kind] {
 		inv.Skipped = append(inv.Skipped, Skipped{Kind: tm.Kind, Name: objectName(doc, raw), Pos: pos})
+		if tm.Kind == "ConfigMap" && tm.APIVersion == "v1" {
+			inv.ConfigMaps = append(inv.ConfigMaps, configMapOf(doc, pos, raw))
+		}
 		return nil
 	}
 	switch {
@@ -321,6 +324,32 @@ func objectName(doc *docNode, raw []byte) string {
 	var m metav1.PartialObjectMetadata
 	_ = sigsyaml.Unmarshal(raw, &m)
 	return m.Name
+}
+
+// configMapOf reads a ConfigMap's name, namespace and text data from the document's YAML tree (no
+// second decode of what may be a large object), or from raw when there is no tree.
+func configMapOf(doc *docNode, pos Position, raw []byte) *ConfigMap {
+	cm := &ConfigMap{Name: objectName(doc, raw), Pos: pos, Data: map[string]string{}}
+	if doc == nil || doc.root == nil {
+		var obj corev1.ConfigMap
+		_ = sigsyaml.Unmarshal(raw, &obj) // unreadable data leaves the ConfigMap empty: no script to read
+		cm.Namespace = obj.Namespace
+		for k, v := range obj.Data {
+			cm.Data[k] = v
+		}
+		return cm
+	}
+	if n := childAt(doc.root, "metadata", "namespace"); n != nil && n.Kind == yaml.ScalarNode {
+		cm.Namespace = n.Value
+	}
+	if data := childAt(doc.root, "data"); data != nil && data.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(data.Content); i += 2 {
+			if v := data.Content[i+1]; v.Kind == yaml.ScalarNode {
+				cm.Data[data.Content[i].Value] = v.Value
+			}
+		}
+	}
+	return cm
 }
 
 // objectShape is what lint reads of any object besides its pod spec: the pod template, wherever the

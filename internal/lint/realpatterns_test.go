@@ -50,7 +50,7 @@ spec:
   ports: [{name: metrics, port: 8090, targetPort: 8090}]
 `), nil, []string{"PG009", "PG014"}},
 		{"no Service at all: no drain or identical-probe rules (VPA recommender, KEDA operator)",
-			realManifest("Deployment", "ctl", "1", "", "        image: ctl:1\n        livenessProbe: {httpGet: {path: /health-check, port: 8942}, periodSeconds: 20}\n        readinessProbe: {httpGet: {path: /health-check, port: 8942}}\n", ""),
+			realManifest("Deployment", "ctl", "1", "", "        image: ctl:1\n        ports: [{name: prometheus, containerPort: 8942}]\n        livenessProbe: {httpGet: {path: /health-check, port: 8942}, periodSeconds: 20}\n        readinessProbe: {httpGet: {path: /health-check, port: 8942}}\n", ""),
 			nil, []string{"PG001", "PG002", "PG009", "PG011"}},
 		{"single-replica StatefulSet with a headless peer Service publishing not-ready addresses (databases)",
 			realManifest("StatefulSet", "db", "1", "", "        image: db:1\n        ports: [{name: sql, containerPort: 5432}]\n        readinessProbe: {tcpSocket: {port: sql}, periodSeconds: 5}\n", `---

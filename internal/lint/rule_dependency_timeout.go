@@ -16,7 +16,7 @@ func init() {
 			"fails exactly when load rises, which withdraws (readiness) or restarts (liveness) instances and " +
 			"pushes more load onto the survivors and the dependency: the probe becomes the amplifier of the " +
 			"incident it was meant to detect. An exec probe that starts a database client (psql, mysqladmin, " +
-			"redis-cli, …) pays the client's start-up and a round trip inside the same second.",
+			"redis-cli, …) pays the client's start-up and a round trip inside the same second." + probeScriptText,
 		Fix: "Do not call dependencies inline from a probe: let a background checker refresh a snapshot with " +
 			"its own budget and have the probe read the snapshot. If the probe must call out, give it a " +
 			"timeout well above the dependency's p99 under load, and never do it from liveness.",
@@ -37,7 +37,7 @@ func checkDependencyTimeout(ctx *Context, w *Workload) []Finding {
 			}
 			var what string
 			m := dependencyCheck(w, httpPath(p))
-			if ec, ok := execDependency(p); ok && ec.db {
+			if ec, ok := probeExecDependency(ctx, w, c, p); ok && ec.db {
 				what, m = "runs "+ec.describe(), declaredDependency
 			} else if m != notDependency {
 				what = m.note()

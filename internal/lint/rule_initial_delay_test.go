@@ -27,8 +27,8 @@ func TestInitialDelaySeverity(t *testing.T) {
 			"      volumes: [{name: tmp, emptyDir: {}}, {name: plugins, emptyDir: {}}]\n",
 			probes + "        livenessProbe: {httpGet: {path: /healthz, port: 8081}, initialDelaySeconds: 30, periodSeconds: 30}\n        volumeMounts: [{name: tmp, mountPath: /tmp}, {name: plugins, mountPath: /home/app/plugin-bin}]\n",
 			"Deployment", Info, "reads as grace"},
-		{"liveness runs readiness's check: it fails for the whole bootstrap (ingress controllers)", "",
-			"        readinessProbe: {httpGet: {path: /healthz, port: 10254}}\n        livenessProbe: {httpGet: {path: /healthz, port: 10254}, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 5}\n",
+		{"liveness runs readiness's check: it fails for the whole bootstrap (ingress controllers; only the metrics port declared, so no PG001)", "",
+			"        ports: [{name: metrics, containerPort: 10254}]\n        readinessProbe: {httpGet: {path: /healthz, port: 10254}}\n        livenessProbe: {httpGet: {path: /healthz, port: 10254}, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 5}\n",
 			"Deployment", Warning, "runs readiness's check"},
 		{"data on an emptyDir at /data, liveness a check of its own: a new pod loads nothing (Prometheus's /-/healthy beside /-/ready)",
 			"      volumes: [{name: storage, emptyDir: {}}]\n",
@@ -90,8 +90,10 @@ func TestInitialDelaySeverity(t *testing.T) {
 // budget that covers it with margin is no guess (info); a budget below it is PG004's finding, and
 // PG003 does not restate it.
 func TestInitialDelayMeasuredColdStart(t *testing.T) {
-	// Liveness runs readiness's check: a warning without a measurement. Budget 10 + 4·10 = 50 s.
-	const container = "        readinessProbe: {httpGet: {path: /healthz, port: 10254}}\n" +
+	// Liveness runs readiness's check: a warning without a measurement. Budget 10 + 4·10 = 50 s. Only
+	// a metrics port is declared, so nothing is assumed to route to it and PG001 stays silent.
+	const container = "        ports: [{name: metrics, containerPort: 10254}]\n" +
+		"        readinessProbe: {httpGet: {path: /healthz, port: 10254}}\n" +
 		"        livenessProbe: {httpGet: {path: /healthz, port: 10254}, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 5}\n"
 	for _, tc := range []struct {
 		name    string

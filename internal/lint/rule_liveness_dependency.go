@@ -12,7 +12,7 @@ func init() {
 			"the database (or another shared dependency) fails on every replica at once when that dependency " +
 			"is slow or down; the kubelet then restarts them all, the restarts add connection storms and cold " +
 			"starts to the struggling dependency, and a partial slowdown becomes a full outage. An exec probe " +
-			"that runs a database client against another host (a replica pinging its primary) is the same check.",
+			"that runs a database client against another host (a replica pinging its primary) is the same check." + probeScriptText,
 		Fix: "Point liveness at a shallow endpoint that never touches dependencies (a heartbeat of the main " +
 			"loop); report dependency health through readiness, with a budget and hysteresis, and through " +
 			"metrics and alerts.",
@@ -29,7 +29,7 @@ func checkLivenessDependency(ctx *Context, w *Workload) []Finding {
 	for _, c := range w.Containers() {
 		p := c.LivenessProbe
 		var f Finding
-		if ec, ok := execDependency(p); ok && ec.host != "" {
+		if ec, ok := probeExecDependency(ctx, w, c, p); ok && ec.host != "" {
 			f = r.finding(ctx, w, w.AtContainer(c, Liveness.field()), c.Name,
 				"container %q: liveness runs %s: when %s is slow or down, this container is restarted, which cannot help",
 				c.Name, ec.describe(), ec.host)

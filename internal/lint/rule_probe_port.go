@@ -30,19 +30,8 @@ func checkProbePort(ctx *Context, w *Workload) []Finding {
 	var out []Finding
 	for _, c := range w.Containers() {
 		for _, kind := range []ProbeKind{Liveness, Readiness, Startup} {
-			p := probeOf(c, kind)
-			if p == nil {
-				continue
-			}
-			var port intstr.IntOrString
-			switch {
-			case p.HTTPGet != nil:
-				port = p.HTTPGet.Port
-			case p.TCPSocket != nil:
-				port = p.TCPSocket.Port
-			case p.GRPC != nil:
-				port = intstr.FromInt32(p.GRPC.Port)
-			default:
+			port, ok := probePort(probeOf(c, kind))
+			if !ok {
 				continue
 			}
 			pos := w.AtContainer(c, kind.field())

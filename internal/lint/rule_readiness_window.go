@@ -20,7 +20,8 @@ func init() {
 			"traffic: when the Services that select the workload are in view and none routes user traffic to " +
 			"the container (only a StatefulSet's headless peer Service, or metrics ports), there is no finding; " +
 			"with no Service in view, lint reports it and says so, except for a StatefulSet, taken to be reached " +
-			"through its headless peer Service only. When only headless Services route to the " +
+			"through its headless peer Service only, and a controller that serves no requests of its own (named " +
+			"as for PG009, and no port of it named for a webhook or checked by a probe). When only headless Services route to the " +
 			"container (as for PG009), the finding is info: readiness then decides only which addresses a DNS " +
 			"lookup returns, to clients that are mostly scrapers, peers and client-side balancers.",
 		Fix: "Use a short readiness period and a low failure threshold (for example periodSeconds 3–5, " +
@@ -39,8 +40,8 @@ func checkReadinessWindow(ctx *Context, w *Workload) []Finding {
 			continue
 		}
 		routes := servedRoutes(ctx, w, c)
-		if len(routes) == 0 && (len(servicesSelecting(ctx, w)) > 0 || reachedByGoverningService(ctx, w)) {
-			continue // Services select it (or its headless peer Service is assumed to), none sends it user traffic: readiness steers nothing
+		if len(routes) == 0 && (len(servicesSelecting(ctx, w)) > 0 || assumedUnrouted(ctx, w, c)) {
+			continue // Services select it (or, none in view, are assumed to), none sends it user traffic: readiness steers nothing
 		}
 		t := timingOf(c.ReadinessProbe)
 		win := t.DetectionWindow()

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -19,7 +20,8 @@ func init() {
 			"start takes longer, every cold start ends in a kill and a restart that is just as slow: the pod " +
 			"never becomes ready, and a rollout or node drain stalls or takes capacity down with it. The cold " +
 			"start comes from --cold-start, --report, or the workload's " + AnnotationColdStart + " annotation; " +
-			"without any, a JVM container (java image or JAVA_OPTS-style environment) guarded only by liveness " +
+			"without any, a JVM container (a java image; JAVA_OPTS-style environment; java, -jar, -Xmx, -XX: or " +
+			"-javaagent: in the command, the arguments or a variable's value) guarded only by liveness " +
 			"is held to " + jvmColdStartText + ", a typical JVM start under a CPU limit (a warning).",
 		Fix: "Raise the startupProbe's failureThreshold (keep periodSeconds short) until (failureThreshold − 1) × " +
 			"periodSeconds covers the slowest measured cold start with margin; if there is no startupProbe, " +
@@ -38,22 +40,50 @@ const (
 	jvmColdStartText = "30 s"
 )
 
-// jvmImage and jvmEnv recognise a container that runs on a JVM.
+// jvmImage, jvmEnv and jvmFlag recognise a container that runs on a JVM: by its image, by the
+// environment variables JVM launchers read, and by the launcher's own flags in the command,
+// arguments or any variable's value.
 var (
 	jvmImage = regexp.MustCompile(`(?i)(openjdk|temurin|corretto|zulu|(^|[/_-])(jdk|jre|java)([:/_-]|$)|spring|tomcat|jetty|wildfly|keycloak|elasticsearch|opensearch|kafka|zookeeper|cassandra|solr|sonarqube|jenkins|liberty)`)
 	jvmEnv   = map[string]bool{"JAVA_OPTS": true, "JAVA_TOOL_OPTIONS": true, "JVM_OPTS": true, "_JAVA_OPTIONS": true, "CATALINA_OPTS": true, "JDK_JAVA_OPTIONS": true}
+	jvmFlag  = regexp.MustCompile(`^(-jar|-X(mx|ms|ss)[0-9].*|-XX:.+|-javaagent:.+)$`)
 )
 
-func isJVM(c ContainerRef) bool {
-	if jvmImage.MatchString(c.Image) {
-		return true
-	}
+func isJVM(c ContainerRef) bool { return jvmWhy(c) != "" }
+
+// jvmWhy says what marks c as a JVM container, or "" when nothing does: an environment variable a
+// JVM launcher reads, a java binary or a launcher flag in the command or arguments (also inside a
+// shell's script), launcher flags in another variable's value, or the image.
+func jvmWhy(c ContainerRef) string {
 	for _, e := range c.Env {
 		if jvmEnv[e.Name] {
-			return true
+			return "env " + e.Name
 		}
 	}
-	return false
+	for _, part := range []struct {
+		what  string
+		words []string
+	}{{"command", c.Command}, {"argument", c.Args}} {
+		for _, w := range shellSplit.Split(strings.Join(part.words, " "), -1) {
+			switch {
+			case path.Base(w) == "java":
+				return part.what + " java"
+			case jvmFlag.MatchString(w):
+				return part.what + " " + w
+			}
+		}
+	}
+	for _, e := range c.Env {
+		for _, w := range strings.Fields(e.Value) {
+			if jvmFlag.MatchString(w) {
+				return "env " + e.Name
+			}
+		}
+	}
+	if jvmImage.MatchString(c.Image) {
+		return "image " + strings.TrimSpace(c.Image)
+	}
+	return ""
 }
 
 func checkStartupBudget(ctx *Context, w *Workload) []Finding {
@@ -103,14 +133,4 @@ func checkStartupBudget(ctx *Context, w *Workload) []Finding {
 		out = append(out, f)
 	}
 	return out
-}
-
-// jvmWhy says what marks c as a JVM container.
-func jvmWhy(c ContainerRef) string {
-	for _, e := range c.Env {
-		if jvmEnv[e.Name] {
-			return "env " + e.Name
-		}
-	}
-	return "image " + strings.TrimSpace(c.Image)
 }
