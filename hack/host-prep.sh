@@ -7,7 +7,7 @@
 #   4. starts dockerd when it is not running (there is no systemd on these hosts);
 #   5. pre-creates an IPv4-only `kind` network (so dockerd does not turn on IPv6 forwarding).
 # Safe to run repeatedly; prints what it changed.
-# In probegate's container image (PROBEGATE_IN_CONTAINER=1, hack/images.sh probegate) Docker is the
+# In probegate's container image (PROBEGATE_IN_CONTAINER=1, hack/probegate-image.sh) Docker is the
 # host's, reached through its mounted socket: docker, its runtime and the fence are prepared by this
 # script run on the host, and the host's iptables cannot be read from the container. There it only
 # checks that the host's docker answers and was prepared (its kind network exists), and changes nothing.
