@@ -61,3 +61,33 @@ func TestProbegateImageRecipe(t *testing.T) {
 		t.Error("probegate-image.sh is embedded: a binary's recipe has no cmd/probegate to build")
 	}
 }
+
+// TestDocumentedDockerRunReachesTheHost holds every documented `docker run` of the probegate image
+// to what a run needs from the host: the docker socket (kind, docker exec into the node), the host's
+// network (the API server and the NodePorts on 127.0.0.1), the cache (kubeconfig, image stamps) and
+// an init that passes Ctrl-C on.
+func TestDocumentedDockerRunReachesTheHost(t *testing.T) {
+	for _, doc := range []string{"../docs/ci.md", "../README.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, line := range strings.Split(strings.ReplaceAll(string(b), "\\\n", " "), "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "docker run ") || !strings.Contains(line, "probegate/probegate:dev run ") {
+				continue
+			}
+			n++
+			for _, want := range []string{"--init", "--network host", "-v /var/run/docker.sock:/var/run/docker.sock",
+				"-v /var/cache/probegate:/var/cache/probegate", "-w /work"} {
+				if !strings.Contains(line, want) {
+					t.Errorf("%s: %q lacks %s", doc, line, want)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s shows no docker run of probegate/probegate:dev", doc)
+		}
+	}
+}
