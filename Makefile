@@ -63,6 +63,10 @@ node-image: ## build the offline kind node image (cached by content)
 images: ## build every image the cluster runs (target, postgres, toxiproxy; cached by content)
 	hack/images.sh
 
+.PHONY: probegate-image
+probegate-image: ## build probegate itself as a container image, probegate/probegate:dev (CI; docs/ci.md; cached by content)
+	hack/probegate-image.sh
+
 .PHONY: cluster
 cluster: $(PROBEGATE) ## create (or reuse) the kind cluster and wait until node and CoreDNS are ready
 	$(PROBEGATE) cluster create

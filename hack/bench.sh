@@ -22,6 +22,9 @@
 # prints the two gap figures too (go test -v). lint-seconds-per-mb comes from
 # BenchmarkLintGenerated, on a generated 5 MB input of Deployments and Services.
 # Only those: BENCH_SKIP_CLUSTER=1 BENCH_FILTER=Lint hack/bench.sh
+# BENCH_SETUP_REPORT=DIR adds FIGURE setup-overhead from that run's report directory (hack/setupfig:
+# namespace → load beyond the target's own rollout, the worst scenario); alone, with no cluster:
+#   go run ./hack/setupfig DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source hack/lib/common.sh
@@ -41,6 +44,9 @@ load_max_rate() {
 }
 
 go build -o "$out/probegate" ./cmd/probegate
+if [ -n "${BENCH_SETUP_REPORT:-}" ]; then
+  go run ./hack/setupfig "$BENCH_SETUP_REPORT" | tee -a "$out/bench.log" | grep '^FIGURE'
+fi
 image=$(hack/node-image.sh 2>/dev/null)
 size=$(docker image inspect -f '{{.Size}}' "$image")
 figure node-image-size "$(( size / 1024 / 1024 ))" MiB "<=1500"

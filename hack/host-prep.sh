@@ -7,7 +7,20 @@
 #   4. starts dockerd when it is not running (there is no systemd on these hosts);
 #   5. pre-creates an IPv4-only `kind` network (so dockerd does not turn on IPv6 forwarding).
 # Safe to run repeatedly; prints what it changed.
+# In probegate's container image (PROBEGATE_IN_CONTAINER=1, hack/probegate-image.sh) Docker is the
+# host's, reached through its mounted socket: docker, its runtime and the fence are prepared by this
+# script run on the host, and the host's iptables cannot be read from the container. There it only
+# checks that the host's docker answers and was prepared (its kind network exists), and changes nothing.
+# Usage: hack/host-prep.sh (as root, on the host).
 source "$(dirname "$0")/lib/common.sh"
+if [ "${PROBEGATE_IN_CONTAINER:-}" = 1 ]; then
+  timeout 10 docker info >/dev/null 2>&1 \
+    || die "in a container: the host's docker does not answer: mount its socket (-v /var/run/docker.sock:/var/run/docker.sock)"
+  docker network inspect kind >/dev/null 2>&1 \
+    || die "in a container: the host's docker has no 'kind' network: prepare the host first (hack/host-prep.sh or make host, on the host)"
+  log "in a container: using the host's docker $(docker version --format '{{.Server.Version}}'); its fence and runtime are the host's (hack/host-prep.sh)"
+  exit 0
+fi
 need_root "host preparation"
 build_lock host-prep
 

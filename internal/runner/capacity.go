@@ -65,7 +65,7 @@ func (s *scenarioRun) sizeOverloads(ctx context.Context, path string) (*scenario
 		return nil, nil
 	}
 	s.phase = "capacity"
-	s.mark("capacity-search", "measuring the target's capacity on "+path)
+	s.mark(reports.MarkCapacitySearch, "measuring the target's capacity on "+path)
 	c, err := s.searchCapacity(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("capacity search: %w", err)
@@ -73,7 +73,7 @@ func (s *scenarioRun) sizeOverloads(ctx context.Context, path string) (*scenario
 	s.rep.Capacity = &c
 	s.log.Info("capacity measured", "capacity", c.String())
 	s.tl.Append(capacityEntry(c))
-	s.mark("capacity", c.String())
+	s.mark(reports.MarkCapacity, c.String())
 	if err := s.waitAllReady(ctx); err != nil {
 		s.log.Warn("after the capacity search", "err", err)
 	}

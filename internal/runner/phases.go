@@ -178,7 +178,7 @@ func (s *scenarioRun) createNamespace(ctx context.Context) error {
 // the oracle is computed from and the workload's settings onto the timeline.
 func (s *scenarioRun) deploy(ctx context.Context, slot int) error {
 	s.phase = "deploy"
-	s.mark("deploy", "")
+	s.mark(reports.MarkDeploy, "")
 	ns := s.rep.Namespace
 	target, err := s.r.kit.deployer.Install(ctx, s.r.Conn, deploy.Request{
 		Namespace: ns, Variant: s.variant, Replicas: s.sc.Target.Replicas,
@@ -248,7 +248,7 @@ func (s *scenarioRun) observe(ctx context.Context) error {
 	}
 	s.obs = obs
 	s.onEnd(obs.Stop)
-	s.mark("observers-synced", "")
+	s.mark(reports.MarkObserversSynced, "")
 	s.attr = s.r.startAttribution(ctx, s.target, s.log) // conntrack attribution: attribution.go
 	s.onEnd(s.attr.stop)
 	s.routes = s.r.startRouting(ctx, s.target, s.nodes, s.log) // kube-proxy's routing: routing.go
@@ -399,7 +399,7 @@ func (s *scenarioRun) drive(ctx context.Context, path string) error {
 // and to the progress line, and returns it with the instant it started.
 func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time.Time, error) {
 	sc, r := s.sc, s.r
-	s.mark("schedule-start", fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
+	s.mark(reports.MarkLoadStart, fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
 	load, err := r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
 		URL: s.target.URL + path, Namespace: s.target.Namespace, Service: s.target.Service, Path: path,
 		Protocol: protocolOf(r.Opts.Custom), GRPC: grpcCall(r.Opts.Custom),
