@@ -243,5 +243,5 @@ func (env Env) dbProbe(client *toxiproxy.Client, px Proxy, timeout time.Duration
 		}
 		return PortForward(ctx, cfg, env.Namespace, pod.Name, n)
 	}
-	return PostgresRoundTrip{Endpoint: endpoint, Timeout: timeout, Via: "toxiproxy proxy " + proxy}
+	return PostgresRoundTrip{Endpoint: endpoint, Timeout: timeout, Via: "toxiproxy proxy " + proxy, Forwarded: true}
 }

@@ -172,6 +172,18 @@ func (t *toxic) observe(ctx context.Context, active bool) {
 	recordProbe(t.Recorder, t.proxy, t.probe, d, err, ok, what, true)
 }
 
+// measureRan measures once, and once more when the first measurement never reached the proxy
+// (ProbeNotRunError: a port-forward that failed on a busy node) while ctx lives; note then says so.
+func measureRan(ctx context.Context, probe DBProbe) (d time.Duration, note string, err error) {
+	d, err = probe.Measure(ctx)
+	if !probeNotRun(err) || ctx.Err() != nil {
+		return d, "", err
+	}
+	first := err
+	d, err = probe.Measure(ctx)
+	return d, fmt.Sprintf(", second attempt (the first failed: %v)", first), err
+}
+
 // recoveryAttempts and recoveryPause bound how long a DB fault's revert waits to see the database
 // healthy again through the proxy.
 var (
@@ -194,7 +206,10 @@ func observeRecovery(ctx context.Context, rec Recorder, target string, probe DBP
 	}
 	ok := healthy(d, err)
 	what := fmt.Sprintf("recovered, attempt %d", attempt)
-	if !ok {
+	switch {
+	case !ok && probeNotRun(err):
+		what = fmt.Sprintf("recovery unproven: the last of %d attempts never reached the proxy", attempt)
+	case !ok:
 		what = fmt.Sprintf("not recovered after %d attempts", attempt)
 	}
 	recordProbe(rec, target, probe, d, err, ok, what, false)
