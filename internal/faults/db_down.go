@@ -114,5 +114,5 @@ func (f *DBDown) observe(ctx context.Context, active bool) {
 	case probeNotRun(err):
 		ok, what = false, "effect unproven: the round trip never reached the proxy"
 	}
-	recordProbe(f.Recorder, f.proxy, f.probe, d, err, ok, what+note, true)
+	recordProbe(ctx, f.Recorder, f.proxy, f.probe, d, err, ok, what+note, true)
 }
