@@ -28,8 +28,8 @@ built by 'make images', applies fixtures/manifests, and waits until every replic
 target's NodePort and toxiproxy's API answer on 127.0.0.1. Re-running it switches variants in place.
 
 Variants: good, deep-liveness, always-ready, no-drain, no-startup-probe, shared-pool-probe,
-identical-probes, shallow-liveness, keepalive-drain, short-grace, slow-recovery, queue-only, no-hysteresis (see
-fixtures/README.md for the verdict each one must fail).`,
+identical-probes, shallow-liveness, keepalive-drain, short-grace, slow-recovery, queue-only, no-hysteresis,
+wrapper (see fixtures/README.md for the verdict each one must fail; wrapper is a control that must pass).`,
 		Example: `  probegate deploy --variant deep-liveness --namespace demo
   probegate deploy --slot 1 --env BOOTSTRAP_DURATION=30s`,
 		Args: cobra.NoArgs,

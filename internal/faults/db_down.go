@@ -18,7 +18,7 @@ func init() {
 		Doc:    "takes a dependency away: its toxiproxy proxy is disabled, closing every connection and refusing new ones",
 		Params: []Param{dependencyParam},
 		Needs:  []Capability{NeedsToxiproxy},
-		Proof:  "a PostgreSQL round trip through the proxy gets no answer (a tcp dependency's is not measured)",
+		Proof:  "a PostgreSQL round trip through the proxy gets no answer: refused, closed or no reply (a probe that never reached the proxy, e.g. its port-forward failed, proves nothing; a tcp dependency's is not measured)",
 		Build: func(a Args) (Fault, error) {
 			client, proxy, err := dbTarget(a)
 			if err != nil {
@@ -30,7 +30,8 @@ func init() {
 }
 
 // DBDown takes the database away: the toxiproxy proxy is disabled, which closes every connection
-// through it and refuses new ones. Proof of effect: probe cannot get an answer.
+// through it and refuses new ones. Proof of effect: probe's round trip reaches the proxy and gets no
+// answer (a ProbeNotRunError leaves it unproven).
 type DBDown struct {
 	Recorder
 	state
@@ -105,10 +106,13 @@ func (f *DBDown) observe(ctx context.Context, active bool) {
 		observeRecovery(ctx, f.Recorder, f.proxy, f.probe, func(_ time.Duration, err error) bool { return err == nil })
 		return
 	}
-	d, err := f.probe.Measure(ctx)
-	what := "no answer"
-	if err == nil {
+	d, note, err := measureRan(ctx, f.probe)
+	ok, what := err != nil, "no answer"
+	switch {
+	case err == nil:
 		what = "the database still answered"
+	case probeNotRun(err):
+		ok, what = false, "effect unproven: the round trip never reached the proxy"
 	}
-	recordProbe(f.Recorder, f.proxy, f.probe, d, err, err != nil, what, true)
+	recordProbe(ctx, f.Recorder, f.proxy, f.probe, d, err, ok, what+note, true)
 }

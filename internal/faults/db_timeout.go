@@ -18,7 +18,7 @@ func init() {
 			dependencyParam,
 		},
 		Needs: []Capability{NeedsToxiproxy},
-		Proof: "a PostgreSQL round trip through the proxy gets no reply (a tcp dependency's is not measured)",
+		Proof: "a PostgreSQL round trip through the proxy gets no reply (a probe that never reached the proxy, e.g. its port-forward failed, proves nothing; a tcp dependency's is not measured)",
 		Build: func(a Args) (Fault, error) {
 			client, proxy, err := dbTarget(a)
 			if err != nil {
@@ -31,7 +31,8 @@ func init() {
 
 // NewDBTimeout makes the database stop answering: a toxiproxy timeout toxic swallows every reply and,
 // when closeAfter > 0, closes the connection after it (0 holds it open until reverted). Proof of
-// effect: probe gets no reply.
+// effect: probe's round trip reaches the proxy and gets no reply (a ProbeNotRunError leaves it
+// unproven).
 func NewDBTimeout(rec Recorder, client *toxiproxy.Client, proxy string, closeAfter time.Duration, probe DBProbe) Fault {
 	rec.Type = TypeDBTimeout
 	return &toxic{
@@ -40,7 +41,10 @@ func NewDBTimeout(rec Recorder, client *toxiproxy.Client, proxy string, closeAft
 		params: map[string]string{"timeout_ms": ms(closeAfter)},
 		probe:  probe,
 		effect: func(d time.Duration, err error) (bool, string) {
-			if err != nil {
+			switch {
+			case probeNotRun(err):
+				return false, "effect unproven: the round trip never reached the proxy"
+			case err != nil:
 				return true, "no reply"
 			}
 			return false, "the database still answered"

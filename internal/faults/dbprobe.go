@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,22 @@ import (
 type DBProbe interface {
 	Measure(ctx context.Context) (time.Duration, error)
 	String() string
+}
+
+// ProbeNotRunError is a measurement that never reached the fault's path: the way to the proxy could
+// not be opened (the port-forward), a connection to a local forward was refused, or the caller's
+// context ended first. It shows nothing about the fault either way: a DB fault's proof then stays
+// unproven instead of counting the failure as the outage.
+type ProbeNotRunError struct{ Err error }
+
+func (e *ProbeNotRunError) Error() string { return "the probe could not run: " + e.Err.Error() }
+func (e *ProbeNotRunError) Unwrap() error { return e.Err }
+
+// probeNotRun reports whether err, from DBProbe.Measure, is the probe's own failure
+// (ProbeNotRunError) rather than the database path's.
+func probeNotRun(err error) bool {
+	var nr *ProbeNotRunError
+	return errors.As(err, &nr)
 }
 
 // Endpoint returns an address to connect to and a release func for whatever it opened (a
@@ -35,6 +52,10 @@ type PostgresRoundTrip struct {
 	Timeout  time.Duration // per measurement; 5s when 0
 	Via      string        // described in observe actions, e.g. "proxy postgres"
 	User     string        // user named in the StartupMessage; "postgres" when empty
+	// Forwarded says Endpoint is a local forward to the proxy (a port-forward): a connect it refuses
+	// is the forward's failure, not the proxy's (ProbeNotRunError). Otherwise Endpoint is the proxy
+	// itself, and a refused connect is the proxy refusing (a disabled proxy).
+	Forwarded bool
 }
 
 func (p PostgresRoundTrip) String() string { return "postgres round trip via " + p.Via }
@@ -46,15 +67,21 @@ const (
 )
 
 // Measure implements DBProbe. On success the duration is the StartupMessage round trip; on failure
-// it is the time from the connect to the failure. It returns as soon as ctx ends.
+// it is the time from the connect to the failure. It returns as soon as ctx ends. A failure before
+// the request reached the proxy (no endpoint, a refused forward, ctx ended) is a ProbeNotRunError;
+// any other error is the database path's: no reply within the timeout, a closed or refused
+// connection.
 func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 	timeout := p.Timeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
+	if ctx.Err() != nil {
+		return 0, &ProbeNotRunError{fmt.Errorf("before it started: %w", context.Cause(ctx))}
+	}
 	addr, release, err := p.Endpoint(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("reach the database: %w", err)
+		return 0, &ProbeNotRunError{fmt.Errorf("reach the database: %w", err)}
 	}
 	defer release()
 	parent := ctx
@@ -63,7 +90,12 @@ func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
+	switch {
+	case err != nil && parent.Err() != nil:
+		return time.Since(start), &ProbeNotRunError{fmt.Errorf("connect: %w", context.Cause(parent))}
+	case err != nil && p.Forwarded:
+		return time.Since(start), &ProbeNotRunError{fmt.Errorf("connect to the forward %s: %w", addr, err)}
+	case err != nil:
 		return time.Since(start), fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close()
@@ -73,11 +105,11 @@ func (p PostgresRoundTrip) Measure(ctx context.Context) (time.Duration, error) {
 	// The deadline bounds the reads; the caller ending ctx (Ctrl-C) cuts them short too.
 	defer context.AfterFunc(parent, func() { conn.Close() })()
 	fail := func(what string, err error) (time.Duration, error) {
+		if parent.Err() != nil { // cut short by the caller, not by the path
+			return time.Since(start), &ProbeNotRunError{fmt.Errorf("%s: %w", what, context.Cause(parent))}
+		}
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			return time.Since(start), fmt.Errorf("%s: no reply within %s", what, timeout)
-		}
-		if parent.Err() != nil {
-			return time.Since(start), fmt.Errorf("%s: %w", what, context.Cause(parent))
 		}
 		return time.Since(start), fmt.Errorf("%s: %w", what, err)
 	}

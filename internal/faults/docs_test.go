@@ -53,6 +53,11 @@ so are they when a fault the schedule never reached is recorded as skipped, or a
 short of its declared duration (see docs/verdicts.md, "A PASS must be earned").
 "Proof of effect" is what the fault measures to show it took hold (its ` + "`observe`" + ` actions on the
 timeline); "explains restarts" are the restart causes it brings about in the pods it acts on.
+A database fault's proof measures probegate's own round trip through the proxy (a port-forward to the
+toxiproxy pod): a round trip that never reached the proxy (the forward failed, the run was cancelled)
+proves nothing and leaves the fault unproven. Its proof also says whether the target is on that path:
+the connections toxiproxy accepted from each of the target's pods so far, read from toxiproxy's own log
+(` + "`target_connections`" + `, ` + "`target_pods_unseen`" + ` on the observe action; evidence, not part of the verdict).
 `)
 	for _, d := range defs {
 		fmt.Fprintf(&b, "\n### %s\n\n%s.\n\n", d.Type, upperFirst(d.Doc))

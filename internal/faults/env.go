@@ -213,7 +213,8 @@ func (env Env) proxy(dependency string) (Proxy, string) {
 
 // dbProbe measures through the toxiproxy pod's proxy port, reached by a port-forward; nil without
 // a REST config or for a dependency whose protocol it does not speak (the observe actions are then
-// left out, and the fault's effect is unproven).
+// left out, and the fault's effect is unproven). With a client and the target's selector it also
+// reads whether the target's pods connect through the proxy (proxyProbe).
 func (env Env) dbProbe(client *toxiproxy.Client, px Proxy, timeout time.Duration) DBProbe {
 	if env.Config == nil || px.Protocol != ProtocolPostgres {
 		return nil
@@ -243,5 +244,21 @@ func (env Env) dbProbe(client *toxiproxy.Client, px Proxy, timeout time.Duration
 		}
 		return PortForward(ctx, cfg, env.Namespace, pod.Name, n)
 	}
-	return PostgresRoundTrip{Endpoint: endpoint, Timeout: timeout, Via: "toxiproxy proxy " + proxy}
+	rt := PostgresRoundTrip{Endpoint: endpoint, Timeout: timeout, Via: "toxiproxy proxy " + proxy, Forwarded: true}
+	if env.Client == nil || env.Selector == "" {
+		return rt
+	}
+	return proxyProbe{PostgresRoundTrip: rt, exposure: func(ctx context.Context) Exposure {
+		return proxyExposure(ctx, env.Client, env.Namespace, sel, env.Selector, proxy)
+	}}
 }
+
+// proxyProbe is the round trip through a toxiproxy proxy, which also reads from toxiproxy's log
+// whether the target's pods connect through that proxy (TargetPath).
+type proxyProbe struct {
+	PostgresRoundTrip
+	exposure func(ctx context.Context) Exposure
+}
+
+// TargetPath implements TargetPath.
+func (p proxyProbe) TargetPath(ctx context.Context) Exposure { return p.exposure(ctx) }

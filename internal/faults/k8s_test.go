@@ -496,7 +496,10 @@ type fakeNode struct {
 	state map[string]string // pid → State
 	calls []string
 	gone  bool // the target containers' processes are gone (their tasks too)
-	deny  bool // kill fails although the process is there
+	// children are the processes of a container besides its main one, by main pid (an entrypoint
+	// wrapper's app).
+	children map[string][]string
+	deny     bool // kill fails although the process is there
 	// signalled, when set, is called after a kill took effect on the node, before the command
 	// returns; a command whose context has ended by then fails, as docker exec killed late would.
 	signalled func()
@@ -525,6 +528,20 @@ func (n *fakeNode) exec(ctx context.Context, node string, args ...string) ([]byt
 			}
 		}
 		return []byte(tasks), nil
+	case len(args) == 6 && strings.Join(args[:5], " ") == "ctr -n k8s.io task ps":
+		if n.gone {
+			return []byte("ctr: no running task found: task " + args[5] + " not found: not found"), errors.New("exit status 1")
+		}
+		for pod, pid := range map[string]string{"target-a": "4242", "target-b": "4343"} {
+			if args[5] == "abc"+pod && podNode(pod) == node {
+				out := "PID     INFO\n" + pid + "    -\n"
+				for _, c := range n.children[pid] {
+					out += c + "    -\n"
+				}
+				return []byte(out), nil
+			}
+		}
+		return []byte("ctr: task not found"), errors.New("exit status 1")
 	case args[0] == "kill":
 		// The message does not matter: the fault asks the runtime whether the process is gone.
 		if n.gone || n.deny {
@@ -552,7 +569,10 @@ func TestFreezeStopsAndResumesTheProcess(t *testing.T) {
 	if err := f.Revert(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	wantCalls := "ctr -n k8s.io task ls|kill -STOP 4343|cat /proc/4343/status|kill -CONT 4343|cat /proc/4343/status"
+	// Stop the main process, list the container's processes (none other), read each one's state;
+	// on revert, check the main one is still the container's, resume, read the states again.
+	wantCalls := "ctr -n k8s.io task ls|kill -STOP 4343|ctr -n k8s.io task ps abctarget-b|ctr -n k8s.io task ps abctarget-b|cat /proc/4343/status|" +
+		"ctr -n k8s.io task ls|kill -CONT 4343|ctr -n k8s.io task ps abctarget-b|cat /proc/4343/status"
 	if got := strings.Join(node.calls, "|"); got != wantCalls {
 		t.Fatalf("node commands:\n%s\nwant\n%s", got, wantCalls)
 	}
@@ -628,7 +648,7 @@ func TestFreezeStateNotStoppedIsNotObserved(t *testing.T) {
 	acts := tl.Filter(timeline.KindFault)
 	obs := acts[len(acts)-1].Fault
 	if obs.Action != timeline.FaultObserve || obs.Params[timeline.ParamEffect] != timeline.EffectNotObserved ||
-		obs.Params[timeline.ParamPhase] != timeline.PhaseDuring || obs.Detail != "process 4242 state: S (sleeping)" {
+		obs.Params[timeline.ParamPhase] != timeline.PhaseDuring || obs.Detail != "1 of 1 processes of container target not stopped: 4242 S (sleeping)" {
 		t.Fatalf("observe = %+v", obs)
 	}
 }

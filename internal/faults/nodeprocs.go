@@ -17,6 +17,9 @@ type NodeProcs interface {
 	// ContainerPID returns the pid of the main process of the container with runtime ID id (no
 	// scheme) on node.
 	ContainerPID(ctx context.Context, node, id string) (int, error)
+	// ContainerPIDs returns the pid of every process of that container on node (an entrypoint
+	// wrapper's app too), in no particular order.
+	ContainerPIDs(ctx context.Context, node, id string) ([]int, error)
 	// Signal sends sig ("STOP" or "CONT") to pid on node.
 	Signal(ctx context.Context, node string, pid int, sig string) error
 	// State returns pid's state on node, as /proc/<pid>/status gives it ("T (stopped)").
@@ -26,7 +29,8 @@ type NodeProcs interface {
 }
 
 // ExecProcs reaches the nodes by running commands in their kind node containers: the container's
-// task in containerd (`ctr task ls`), kill, and cat of /proc/<pid>/status.
+// task in containerd (`ctr task ls`) and its processes (`ctr task ps`: every pid in the container's
+// cgroup), kill, and cat of /proc/<pid>/status.
 func ExecProcs(exec NodeExec) NodeProcs { return execProcs{exec} }
 
 type execProcs struct{ exec NodeExec }
@@ -37,6 +41,37 @@ func (e execProcs) ContainerPID(ctx context.Context, node, id string) (int, erro
 		return 0, fmt.Errorf("list containerd tasks on node %s: %w: %s", node, err, out)
 	}
 	return taskPID(out, id)
+}
+
+func (e execProcs) ContainerPIDs(ctx context.Context, node, id string) ([]int, error) {
+	out, err := e.exec(ctx, node, "ctr", "-n", "k8s.io", "task", "ps", id)
+	if err != nil {
+		if strings.Contains(string(out)+err.Error(), "not found") {
+			return nil, fmt.Errorf("%w: no containerd task %s on node %s: %s", nodeagent.ErrGone, id, node, strings.TrimSpace(string(out)))
+		}
+		return nil, fmt.Errorf("list the processes of containerd task %s on node %s: %w: %s", id, node, err, out)
+	}
+	return taskPIDs(out, id)
+}
+
+// taskPIDs reads `ctr task ps` output (columns PID, INFO); nodeagent.ErrGone when it lists none.
+func taskPIDs(out []byte, id string) ([]int, error) {
+	var pids []int
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] == "PID" {
+			continue
+		}
+		pid, err := strconv.Atoi(fields[0])
+		if err != nil || pid <= 0 {
+			return nil, fmt.Errorf("task %s: processes: pid %q in %q", id, fields[0], strings.TrimSpace(line))
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) == 0 {
+		return nil, fmt.Errorf("%w: task %s has no process", nodeagent.ErrGone, id)
+	}
+	return pids, nil
 }
 
 func (e execProcs) Signal(ctx context.Context, node string, pid int, sig string) error {
@@ -52,6 +87,9 @@ func (e execProcs) Signal(ctx context.Context, node string, pid int, sig string)
 func (e execProcs) State(ctx context.Context, node string, pid int) (string, error) {
 	out, err := e.exec(ctx, node, "cat", "/proc/"+strconv.Itoa(pid)+"/status")
 	if err != nil {
+		if strings.Contains(string(out)+err.Error(), "No such file") {
+			return "", fmt.Errorf("%w: read /proc/%d/status on node %s: %v", nodeagent.ErrGone, pid, node, err)
+		}
 		return "", fmt.Errorf("read /proc/%d/status on node %s: %w", pid, node, err)
 	}
 	return nodeagent.StatusState(out), nil
@@ -102,6 +140,14 @@ func (a AgentProcs) ContainerPID(ctx context.Context, node, id string) (int, err
 		return 0, err
 	}
 	return na.Client.ContainerPID(ctx, id)
+}
+
+func (a AgentProcs) ContainerPIDs(ctx context.Context, node, id string) ([]int, error) {
+	na, err := a.agent(node)
+	if err != nil {
+		return nil, err
+	}
+	return na.Client.ContainerPIDs(ctx, id)
 }
 
 func (a AgentProcs) Signal(ctx context.Context, node string, pid int, sig string) error {

@@ -93,8 +93,8 @@ func TestFreezeThroughTheNodeAgent(t *testing.T) {
 	if err := f.Revert(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(n.sent, "|"), "4343 stopped (signal)|4343 continued"; got != want {
-		t.Fatalf("signals %q, want %q (the container's init, not its child)", got, want)
+	if got, want := strings.Join(n.sent, "|"), "4343 stopped (signal)|4344 stopped (signal)|4344 continued|4343 continued"; got != want {
+		t.Fatalf("signals %q, want %q (the container's init and its child)", got, want)
 	}
 	var got []string
 	for _, e := range tl.Filter(timeline.KindFault) {
@@ -105,7 +105,7 @@ func TestFreezeThroughTheNodeAgent(t *testing.T) {
 	}
 	inj := tl.Filter(timeline.KindFault)[0].Fault
 	if inj.Params["via"] != "node agent probegate-node-agent-x" ||
-		inj.Detail != "SIGSTOP to container target (pid 4343 on node kind-worker2, through node agent probegate-node-agent-x)" {
+		inj.Detail != "SIGSTOP to every process of container target (pids 4343 4344 on node kind-worker2, the main one 4343; through node agent probegate-node-agent-x)" {
 		t.Fatalf("inject = %+v", inj)
 	}
 }

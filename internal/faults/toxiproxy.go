@@ -169,7 +169,19 @@ func (t *toxic) observe(ctx context.Context, active bool) {
 		ok, what = t.effect(d, err)
 		what = fmt.Sprintf("%s, second attempt (the first failed: %v)", what, first)
 	}
-	recordProbe(t.Recorder, t.proxy, t.probe, d, err, ok, what, true)
+	recordProbe(ctx, t.Recorder, t.proxy, t.probe, d, err, ok, what, true)
+}
+
+// measureRan measures once, and once more when the first measurement never reached the proxy
+// (ProbeNotRunError: a port-forward that failed on a busy node) while ctx lives; note then says so.
+func measureRan(ctx context.Context, probe DBProbe) (d time.Duration, note string, err error) {
+	d, err = probe.Measure(ctx)
+	if !probeNotRun(err) || ctx.Err() != nil {
+		return d, "", err
+	}
+	first := err
+	d, err = probe.Measure(ctx)
+	return d, fmt.Sprintf(", second attempt (the first failed: %v)", first), err
 }
 
 // recoveryAttempts and recoveryPause bound how long a DB fault's revert waits to see the database
@@ -194,22 +206,40 @@ func observeRecovery(ctx context.Context, rec Recorder, target string, probe DBP
 	}
 	ok := healthy(d, err)
 	what := fmt.Sprintf("recovered, attempt %d", attempt)
-	if !ok {
+	switch {
+	case !ok && probeNotRun(err):
+		what = fmt.Sprintf("recovery unproven: the last of %d attempts never reached the proxy", attempt)
+	case !ok:
 		what = fmt.Sprintf("not recovered after %d attempts", attempt)
 	}
-	recordProbe(rec, target, probe, d, err, ok, what, false)
+	recordProbe(ctx, rec, target, probe, d, err, ok, what, false)
 }
 
-// recordProbe records one DB probe measurement as an observe action.
-func recordProbe(r Recorder, target string, probe DBProbe, d time.Duration, err error, ok bool, what string, active bool) {
+// recordProbe records one DB probe measurement as an observe action. While the fault is active, a
+// probe that can tell (TargetPath) adds whether the target's own pods connect through the proxy:
+// evidence beside the measurement, which alone decides ok.
+func recordProbe(ctx context.Context, r Recorder, target string, probe DBProbe, d time.Duration, err error, ok bool, what string, active bool) {
 	params := map[string]string{"latency_ms": strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64)}
 	detail := fmt.Sprintf("%s: %s", probe, d.Round(time.Millisecond))
 	if err != nil {
 		params["error"] = err.Error()
 		detail = fmt.Sprintf("%s: %v after %s", probe, err, d.Round(time.Millisecond))
 	}
-	r.proof(target, "", phase(active), ok, detail+" ("+what+")", params)
+	detail += " (" + what + ")"
+	if tp, isTP := probe.(TargetPath); isTP && active {
+		ctx, cancel := context.WithTimeout(ctx, targetPathTimeout)
+		e := tp.TargetPath(ctx)
+		cancel()
+		for k, v := range e.Params() {
+			params[k] = v
+		}
+		detail += "; " + e.Note()
+	}
+	r.proof(target, "", phase(active), ok, detail, params)
 }
+
+// targetPathTimeout bounds reading whether the target's pods connect through the proxy.
+const targetPathTimeout = 10 * time.Second
 
 // noProbe records that a DB fault's effect could not be measured: there is no probe to the database
 // through the proxy (no REST config to port-forward with).

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/probegate/probegate/internal/verdict"
@@ -11,10 +12,12 @@ import (
 const (
 	// Confirmed: a verdict the finding predicts to fail FAILed.
 	Confirmed = "confirmed"
-	// Refuted: every verdict the finding predicts to fail PASSed.
+	// Refuted: every verdict the finding predicts to fail PASSed in a run that shows its fault
+	// reached the workload: every verdict judging a fault's effect PASSed, none was INCONCLUSIVE.
 	Refuted = "refuted"
-	// Unconfirmed: the run could not show either (a skipped fault, an INCONCLUSIVE verdict, a
-	// scenario that did not run, or no verdict of the scenario judges the finding).
+	// Unconfirmed: the run could not show either (a skipped fault, an INCONCLUSIVE verdict, a fault
+	// effect that FAILed, a scenario that did not run, or no verdict of the scenario judges the
+	// finding).
 	Unconfirmed = "inconclusive"
 )
 
@@ -47,8 +50,9 @@ type ScenarioRun struct {
 }
 
 // Confirm judges finding f of rule r by the run of r's scenario: confirmed when a verdict r
-// predicts to fail FAILed, refuted when all of them PASSed (unless f says a PASS shows little,
-// f.PassShowsLittle), inconclusive otherwise, saying why.
+// predicts to fail FAILed; refuted when all of them PASSed and the run shows its faults reached the
+// workload (unreached is empty; and unless f says a PASS shows little, f.PassShowsLittle);
+// inconclusive otherwise, saying why.
 func Confirm(r *Rule, f *Finding, run ScenarioRun) Confirmation {
 	c := Confirmation{Status: Unconfirmed, Scenario: run.Scenario, Report: run.Report}
 	if run.Error != "" {
@@ -86,21 +90,50 @@ func Confirm(r *Rule, f *Finding, run ScenarioRun) Confirmation {
 			other = append(other, fmt.Sprintf("%s was %s (%s)", rule, v.Status, v.Observed))
 		}
 	}
+	gap := unreached(run, r.Predicts)
 	switch {
 	case len(failed) > 0:
 		c.Status = Confirmed
 		c.Why = strings.Join(failed, "; ")
-	case len(other) == 0:
+	case len(other) > 0:
+		c.Why = strings.Join(other, "; ")
+	case gap != "":
+		c.Why = fmt.Sprintf("%s PASSed, but the run does not show %s's faults reached the workload: %s", strings.Join(passed, " and "), run.Scenario, gap)
+	default:
 		c.Status = Refuted
 		c.Why = fmt.Sprintf("%s PASSed on this workload: the problem %s predicts did not show under %s", strings.Join(passed, " and "), r.ID, run.Scenario)
 		if f.PassShowsLittle != "" {
 			c.Status = Unconfirmed
 			c.Why += "; but that does not refute it: " + f.PassShowsLittle
 		}
-	default:
-		c.Why = strings.Join(other, "; ")
 	}
 	return c
+}
+
+// unreached says why run cannot show that its faults reached the workload, or "" when it can. A PASS
+// of the predicted verdicts refutes only a run that exercised the workload: a verdict that judges a
+// fault's effect (verdict.NeedsFaultEffect, or a rule this build does not know) which FAILed may
+// mean the fault never reached the app (readiness "never withdrawn" under a freeze that stopped an
+// entrypoint wrapper), and an INCONCLUSIVE verdict means the run could not see part of what it
+// judges (a skipped or unproven fault, a watch gap). A FAIL of another rule shows the fault did
+// something, so it does not count here. The predicted verdicts themselves are judged by Confirm.
+func unreached(run ScenarioRun, predicted []string) string {
+	var why []string
+	for _, v := range run.Verdicts {
+		if slices.Contains(predicted, v.Rule) {
+			continue
+		}
+		switch v.Status {
+		case verdict.Inconclusive:
+			why = append(why, fmt.Sprintf("%s was INCONCLUSIVE (%s)", v.Rule, v.Observed))
+		case verdict.Fail:
+			if rule, ok := verdict.Lookup(v.Rule); ok && rule.Needs&verdict.NeedsFaultEffect == 0 {
+				continue
+			}
+			why = append(why, fmt.Sprintf("%s FAILed (%s)", v.Rule, v.Observed))
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // HowToConfirm says how a finding of r is shown on a cluster: its scenario's command and what it

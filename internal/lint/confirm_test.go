@@ -16,7 +16,9 @@ func TestConfirm(t *testing.T) {
 		for i, st := range statuses {
 			s.Verdicts = append(s.Verdicts, ScenarioVerdict{Rule: r.Predicts[i], Status: verdict.Status(st), Observed: "seen " + st})
 		}
-		s.Verdicts = append(s.Verdicts, ScenarioVerdict{Rule: "no-forced-kill", Status: verdict.Fail}) // not predicted
+		// Not predicted, and judges no fault's effect: it does not keep a refutation (see
+		// TestConfirmNeedsTheFaultToHaveReachedTheApp).
+		s.Verdicts = append(s.Verdicts, ScenarioVerdict{Rule: "min-ready-endpoints", Status: verdict.Fail})
 		return s
 	}
 	for _, c := range []struct {
@@ -105,5 +107,49 @@ func TestConfirmationInOutput(t *testing.T) {
 	_ = WriteText(&b, rep)
 	if !strings.Contains(b.String(), "0 confirmed, 1 refuted, 0 inconclusive") {
 		t.Errorf("text summary lacks the counts:\n%s", b.String())
+	}
+}
+
+// TestConfirmNeedsTheFaultToHaveReachedTheApp: a PASS of the predicted verdicts refutes a finding
+// only when the rest of the run shows the scenario exercised the workload: every verdict that judges
+// a fault's effect PASSed and nothing was INCONCLUSIVE. A freeze that stopped an entrypoint wrapper
+// (readiness never withdrawn) leaves no-liveness-restarts PASSing without showing anything (audit N16).
+func TestConfirmNeedsTheFaultToHaveReachedTheApp(t *testing.T) {
+	pg002 := &Rule{ID: "PG002", Scenario: "short-freeze", Predicts: []string{"no-liveness-restarts"}}
+	run := func(others ...ScenarioVerdict) ScenarioRun {
+		return ScenarioRun{Scenario: "short-freeze", Verdicts: append([]ScenarioVerdict{
+			{Rule: "no-liveness-restarts", Status: verdict.Pass, Observed: "0 liveness restarts"}}, others...)}
+	}
+	for _, c := range []struct {
+		name string
+		run  ScenarioRun
+		want string
+		why  string
+	}{
+		{"the freeze never reached the app", run(
+			ScenarioVerdict{Rule: "readiness-withdrawn-in-window", Status: verdict.Fail, Observed: "pod a never withdrawn"},
+			ScenarioVerdict{Rule: "recovery-within", Status: verdict.Pass}),
+			Unconfirmed, "readiness-withdrawn-in-window FAILed (pod a never withdrawn)"},
+		{"a fault effect inconclusive", run(
+			ScenarioVerdict{Rule: "readiness-withdrawn-in-window", Status: verdict.Inconclusive, Observed: "not judged: no fault acted (freeze unproven)"}),
+			Unconfirmed, "readiness-withdrawn-in-window was INCONCLUSIVE (not judged: no fault acted (freeze unproven))"},
+		{"another verdict inconclusive", run(
+			ScenarioVerdict{Rule: "readiness-withdrawn-in-window", Status: verdict.Pass},
+			ScenarioVerdict{Rule: "min-ready-endpoints", Status: verdict.Inconclusive, Observed: "watch gap"}),
+			Unconfirmed, "min-ready-endpoints was INCONCLUSIVE (watch gap)"},
+		{"every fault effect passed", run(
+			ScenarioVerdict{Rule: "readiness-withdrawn-in-window", Status: verdict.Pass},
+			ScenarioVerdict{Rule: "recovery-within", Status: verdict.Pass}),
+			Refuted, "no-liveness-restarts PASSed"},
+		// A FAIL of a rule that does not judge the fault's effect shows the fault did something.
+		{"a survivor rule failed", run(
+			ScenarioVerdict{Rule: "readiness-withdrawn-in-window", Status: verdict.Pass},
+			ScenarioVerdict{Rule: "min-ready-endpoints", Status: verdict.Fail, Observed: "1 ready"}),
+			Refuted, "no-liveness-restarts PASSed"},
+	} {
+		got := Confirm(pg002, &Finding{}, c.run)
+		if got.Status != c.want || !strings.Contains(got.Why, c.why) {
+			t.Errorf("%s: got %s (%s), want %s with %q", c.name, got.Status, got.Why, c.want, c.why)
+		}
 	}
 }

@@ -56,6 +56,9 @@ var variantExpectations = map[string]variantExpectation{
 	"co-located": {invisible: "no lint rule reads placement; its manifest is good.yaml's with every replica required on one node. " +
 		"Confirm with: probegate run --scenario node-loss --variant co-located (on two or more nodes)"},
 	"publish-not-ready": {rules: []string{"PG013"}},
+	"wrapper": {invisible: "not an anti-pattern: the good app serves from a child of the container's main process " +
+		"(SUPERVISE=true), which no manifest field shows; a control for the freeze fault, which must stop the child too. " +
+		"Confirm with: probegate run --scenario process-freeze --variant wrapper (it must PASS as good does)"},
 	"queue-only": {invisible: "the binary admits every request however long its queue; its manifest is " +
 		"good.yaml's with VARIANT=queue-only. Confirm with: probegate run --scenario overload --variant queue-only"},
 }

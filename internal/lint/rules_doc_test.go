@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/probegate/probegate/internal/verdict"
 )
 
 // rulesMarkdown renders the rule reference: a table, then each rule's explanation, fix and
@@ -16,6 +18,14 @@ func rulesMarkdown() []byte {
 	b.WriteString("Severities: error, warning, info. `--fail-on` (default `warning`) sets the lowest severity that ")
 	b.WriteString("makes `probegate lint` exit 1; `--fail-on none` never fails. Exit 2 is bad input. With `--confirm`, ")
 	b.WriteString("exit 3 means nothing reached `--fail-on` but some finding's confirmation was inconclusive.\n\n")
+	b.WriteString("`--confirm` marks a finding *confirmed* when a verdict its rule predicts to fail (the last column) ")
+	b.WriteString("FAILed, and *refuted* only when they all PASSed in a run that shows the scenario's faults reached ")
+	b.WriteString("the workload: every other verdict that judges a fault's effect (")
+	b.WriteString(strings.Join(faultEffectRules(), ", "))
+	b.WriteString(") PASSed and no verdict was INCONCLUSIVE. A freeze that ")
+	b.WriteString("stopped only an entrypoint wrapper leaves no-liveness-restarts PASSing and readiness \"never withdrawn\": ")
+	b.WriteString("that run is inconclusive, saying so, not a refutation. A FAIL of another rule (min-ready-endpoints, ")
+	b.WriteString("failed-requests-budget) shows the fault did something and does not stand in the way.\n\n")
 	b.WriteString("| ID | name | severity | confirmed by |\n| --- | --- | --- | --- |\n")
 	for _, r := range Rules() {
 		confirm := "—"
@@ -32,6 +42,17 @@ func rulesMarkdown() []byte {
 		fmt.Fprintf(&b, "**Confirm.** %s.\n", r.HowToConfirm())
 	}
 	return []byte(b.String())
+}
+
+// faultEffectRules names the verdict rules that judge a fault's effect, as Confirm reads them.
+func faultEffectRules() []string {
+	var out []string
+	for _, r := range verdict.Rules() {
+		if r.Needs&verdict.NeedsFaultEffect != 0 {
+			out = append(out, r.Name)
+		}
+	}
+	return out
 }
 
 // TestRulesMarkdown keeps RULES.md in step with the rules.

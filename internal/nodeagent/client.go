@@ -27,6 +27,19 @@ func (c Client) ContainerPID(ctx context.Context, id string) (int, error) {
 	return res.PID, nil
 }
 
+// ContainerPIDs returns every process of the container with runtime ID id, its main one first;
+// ErrGone when the container runs no process on the agent's node.
+func (c Client) ContainerPIDs(ctx context.Context, id string) ([]int, error) {
+	res, err := c.call(ctx, http.MethodGet, "/v1/container-procs", url.Values{"id": {id}})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.PIDs) == 0 {
+		return nil, fmt.Errorf("node agent %s: container %s: no pids in the answer", c.T.Name(), id)
+	}
+	return res.PIDs, nil
+}
+
 // State returns pid's state ("T (stopped)"); ErrGone when there is no such process.
 func (c Client) State(ctx context.Context, pid int) (string, error) {
 	res, err := c.call(ctx, http.MethodGet, "/v1/state", url.Values{"pid": {strconv.Itoa(pid)}})

@@ -106,6 +106,21 @@ func TestContainerInitIsTheProcessWhoseParentIsOutside(t *testing.T) {
 	}
 }
 
+// Every process of a container, for a freeze that must stop an entrypoint wrapper's app too: the
+// main process first, then its children and the exec session, and no other container's.
+func TestContainerProcsListsEveryProcessMainFirst(t *testing.T) {
+	p := Procs{Root: node(t)}
+	if pids, err := p.ContainerProcs(idA); err != nil || fmt.Sprint(pids) != "[100 90 95 101]" {
+		t.Errorf("ContainerProcs(A) = %v, %v; want [100 90 95 101]", pids, err)
+	}
+	if pids, err := p.ContainerProcs(idB); err != nil || fmt.Sprint(pids) != "[200]" {
+		t.Errorf("ContainerProcs(B) = %v, %v; want [200]", pids, err)
+	}
+	if _, err := p.ContainerProcs(idC); !errors.Is(err, ErrGone) {
+		t.Errorf("ContainerProcs(C): %v, want ErrGone", err)
+	}
+}
+
 func TestHostProcessSkipsPodsAndRefusesAmbiguity(t *testing.T) {
 	root := node(t)
 	p := Procs{Root: root}

@@ -1,7 +1,7 @@
 // Package nodeagent is probegate's node agent: a privileged pod on every node (host PID namespace)
 // that does on a node what `docker exec` into a kind node container does for the local cluster. It
-// finds a container's main process by the container's ID, sends it SIGSTOP or SIGCONT, reads its
-// state, and signals a host process found by its name (kubelet). The harness reaches it through the
+// finds a container's main process and every other process of it by the container's ID, sends one
+// SIGSTOP or SIGCONT, reads its state, and signals a host process found by its name (kubelet). The harness reaches it through the
 // API server's pod proxy (Client); cmd/probegate-agent -node serves it (Server). It imports nothing
 // but the standard library and the agents' Transport, so the FROM-scratch agent image stays small.
 package nodeagent
@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -144,6 +145,29 @@ func (p Procs) ContainerInit(id string) (int, error) {
 		return 0, fmt.Errorf("%w: no process of container %s", ErrGone, id)
 	}
 	return best.pid, nil
+}
+
+// ContainerProcs returns the pid of every process of the container whose runtime ID is id (those
+// whose cgroup names it): its main process (ContainerInit) first, then the others by pid. An
+// entrypoint wrapper's app (sh -c, tini, a supervisor) is among the others. ErrGone when no process
+// runs in the container.
+func (p Procs) ContainerProcs(id string) ([]int, error) {
+	main, err := p.ContainerInit(id)
+	if err != nil {
+		return nil, err
+	}
+	members, err := p.scan(func(pr proc) bool { return strings.Contains(pr.cgroup, id) })
+	if err != nil {
+		return nil, err
+	}
+	out := []int{main}
+	for _, m := range members {
+		if m.pid != main {
+			out = append(out, m.pid)
+		}
+	}
+	slices.Sort(out[1:])
+	return out, nil
 }
 
 // HostProcess returns the pid of the one process named comm (its /proc/<pid>/comm) that runs

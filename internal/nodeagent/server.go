@@ -24,7 +24,9 @@ const TokenEnv = "PROBEGATE_NODE_TOKEN"
 // Result is every answer of the API: the process acted on or found, its state, the signal sent;
 // Gone when the container or process asked about is not on the node.
 type Result struct {
-	PID    int    `json:"pid,omitempty"`
+	PID int `json:"pid,omitempty"`
+	// PIDs are every process of a container (/v1/container-procs), its main one first.
+	PIDs   []int  `json:"pids,omitempty"`
 	State  string `json:"state,omitempty"`
 	Signal string `json:"signal,omitempty"`
 	Gone   bool   `json:"gone,omitempty"`
@@ -44,7 +46,7 @@ type Server struct {
 }
 
 // Handler serves GET /healthz, GET /v1/container?id=ID (the container's main pid), GET
-// /v1/state?pid=N, POST /v1/signal?pid=N&signal=STOP|CONT and POST
+// /v1/container-procs?id=ID (every pid of the container, the main one first), GET /v1/state?pid=N, POST /v1/signal?pid=N&signal=STOP|CONT and POST
 // /v1/host-signal?comm=NAME&signal=STOP|CONT (the one host process of that name). Malformed input
 // is refused with 400, a missing or wrong token with 401, a name several host processes have with
 // 409; a container or process that is not on the
@@ -53,6 +55,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.Handle("GET /v1/container", s.guard(s.container))
+	mux.Handle("GET /v1/container-procs", s.guard(s.containerProcs))
 	mux.Handle("GET /v1/state", s.guard(s.state))
 	mux.Handle("POST /v1/signal", s.guard(s.signal))
 	mux.Handle("POST /v1/host-signal", s.guard(s.hostSignal))
@@ -103,6 +106,18 @@ func (s *Server) container(r *http.Request) (Result, error) {
 		return Result{}, err
 	}
 	return Result{PID: pid}, nil
+}
+
+func (s *Server) containerProcs(r *http.Request) (Result, error) {
+	id := r.URL.Query().Get("id")
+	if err := CheckContainerID(id); err != nil {
+		return Result{}, badInput{err}
+	}
+	pids, err := s.Procs.ContainerProcs(id)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{PID: pids[0], PIDs: pids}, nil
 }
 
 func (s *Server) state(r *http.Request) (Result, error) {
