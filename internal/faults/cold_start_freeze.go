@@ -78,7 +78,8 @@ var stopPoll = 250 * time.Millisecond
 // stoppedPod is a new pod's container the cold start stopped.
 type stoppedPod struct {
 	name, node string
-	pid        int
+	pid        int   // the container's main process, stopped first
+	more       []int // its other processes (an entrypoint wrapper's app), stopped after it
 	started    time.Time
 }
 
@@ -97,6 +98,9 @@ func (c *ColdStart) holdStopped(ctx context.Context, s *stoppedStart, before map
 		delete(stopped, uid)
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
 		defer cancel()
+		for _, pid := range sp.more {
+			_ = s.procs.Signal(sctx, sp.node, pid, "CONT") // a child that is gone has nothing to resume
+		}
 		if err := s.procs.Signal(sctx, sp.node, sp.pid, "CONT"); err != nil {
 			if gone(err) {
 				mark("cold-start-resume", fmt.Sprintf("cold-start: %s's container (pid %d) is gone: nothing to resume (%s)", sp.name, sp.pid, why))
@@ -161,9 +165,22 @@ func (c *ColdStart) holdStopped(ctx context.Context, s *stoppedStart, before map
 				mark("cold-start-stop", fmt.Sprintf("cold-start: could not stop %s's container (pid %d): %v", p.Name, pid, err))
 				continue
 			}
+			// Then the rest of the container's processes: an entrypoint wrapper's app.
+			if pids, err := s.procs.ContainerPIDs(ctx, p.Spec.NodeName, id); err == nil {
+				for _, other := range pids {
+					if other == pid {
+						continue
+					}
+					sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
+					if s.procs.Signal(sctx, p.Spec.NodeName, other, "STOP") == nil {
+						sp.more = append(sp.more, other)
+					}
+					cancel()
+				}
+			}
 			stopped[uid] = sp
-			mark("cold-start-stop", fmt.Sprintf("cold-start: %s's container stopped (SIGSTOP to pid %d on %s through %s) %s after it started, for %s",
-				p.Name, pid, p.Spec.NodeName, s.procs.Via(p.Spec.NodeName), secs(time.Since(started)), s.hold))
+			mark("cold-start-stop", fmt.Sprintf("cold-start: %s's container stopped (SIGSTOP to pid %d%s on %s through %s) %s after it started, for %s",
+				p.Name, pid, others(sp.more), p.Spec.NodeName, s.procs.Via(p.Spec.NodeName), secs(time.Since(started)), s.hold))
 		}
 	}
 }
@@ -203,4 +220,12 @@ func (b *throttledStop) params() map[string]string {
 		p[k] = v
 	}
 	return p
+}
+
+// others words a container's other stopped processes for a mark ("" when none).
+func others(pids []int) string {
+	if len(pids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and its %d other processes %v", len(pids), pids)
 }

@@ -25,6 +25,9 @@ type signals struct {
 func (s *signals) ContainerPID(_ context.Context, node, id string) (int, error) {
 	return 100 + len(id), nil
 }
+func (s *signals) ContainerPIDs(_ context.Context, node, id string) ([]int, error) {
+	return []int{100 + len(id)}, nil
+}
 func (s *signals) Signal(_ context.Context, node string, pid int, sig string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
