@@ -208,9 +208,9 @@ func (b *throttledStop) setting() string {
 	return b.cpu.setting() + ", " + b.stop.setting()
 }
 
-func (b *throttledStop) carries(ctr corev1.Container) bool {
-	return b.cpu.carries(ctr) && b.stop.carries(ctr)
-}
+// carries reads the marker only: the limit is lifted in place after the hold, and a pod that
+// became ready later (stopped, then booting) must still be known as a new one.
+func (b *throttledStop) carries(ctr corev1.Container) bool { return b.stop.carries(ctr) }
 
 func (b *throttledStop) shows() (time.Duration, string) { return b.cpu.shows() }
 

@@ -167,6 +167,12 @@ func TestThrottledStopAppliesBoth(t *testing.T) {
 	if p := b.params(); p["cpu"] != "20m" || p["stop"] != "25s" {
 		t.Errorf("params = %v", p)
 	}
+	// The limit is lifted in place after the hold: the pod is still one of the new ones.
+	lifted := ctr.DeepCopy()
+	lifted.Resources.Limits[corev1.ResourceCPU] = unthrottled
+	if !b.carries(*lifted) {
+		t.Error("a new pod whose limit was lifted no longer counts as new: its boot is never judged")
+	}
 	b.restore(ctr)
 	if b.cpu.carries(*ctr) || b.stop.carries(*ctr) || len(ctr.Env) != 0 {
 		t.Errorf("restore left %+v", ctr)
