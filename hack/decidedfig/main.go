@@ -1,8 +1,10 @@
 // Command decidedfig prints, for each example app's report directory, the share of its applicable
 // verdicts that were decided (PASS or FAIL), in the FIGURE format of make bench, with every
 // undecided verdict and every NOT APPLICABLE scenario listed beside it (issue #26's bar: 90 %).
+// An app may name several report directories, oldest first: a scenario run again later (say after
+// a fix) counts from its last run.
 //
-//	go run ./hack/decidedfig podinfo=_out/podinfo miniflux=_out/miniflux etcd=_out/etcd
+//	go run ./hack/decidedfig podinfo=_out/podinfo miniflux=_out/miniflux etcd=_out/etcd,_out/etcd-cold
 package main
 
 import (
@@ -22,12 +24,12 @@ func main() {
 	}
 	low := false
 	for _, arg := range os.Args[1:] {
-		app, dir, ok := strings.Cut(arg, "=")
-		if !ok || app == "" || dir == "" {
-			fmt.Fprintf(os.Stderr, "decidedfig: %q: want APP=REPORT_DIR\n", arg)
+		app, dirs, ok := strings.Cut(arg, "=")
+		if !ok || app == "" || dirs == "" {
+			fmt.Fprintf(os.Stderr, "decidedfig: %q: want APP=REPORT_DIR[,REPORT_DIR...]\n", arg)
 			os.Exit(2)
 		}
-		rep, err := reports.LoadDir(dir)
+		rep, err := latest(strings.Split(dirs, ","))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "decidedfig: %v\n", err)
 			os.Exit(2)
@@ -62,4 +64,25 @@ func main() {
 	if low {
 		os.Exit(1)
 	}
+}
+
+// latest reads the report directories, oldest first, and keeps each scenario's last run.
+func latest(dirs []string) (*reports.Report, error) {
+	out := &reports.Report{}
+	at := map[string]int{}
+	for _, dir := range dirs {
+		rep, err := reports.LoadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range rep.Scenarios {
+			if i, ok := at[s.Name]; ok {
+				out.Scenarios[i] = s
+				continue
+			}
+			at[s.Name] = len(out.Scenarios)
+			out.Scenarios = append(out.Scenarios, s)
+		}
+	}
+	return out, nil
 }
