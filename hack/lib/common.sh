@@ -9,7 +9,7 @@ ETCD_IMAGE_TAG="${ETCD_IMAGE_TAG:-3.6.5-0}"
 COREDNS_VERSION="${COREDNS_VERSION:-v1.12.1}"
 KIND_VERSION="${KIND_VERSION:-v0.33.0}"
 TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v2.12.0}"
-TRAEFIK_VERSION="${TRAEFIK_VERSION:-v3.7.13}"
+TRAEFIK_VERSION="${TRAEFIK_VERSION:-v3.6.12}"
 DEBIAN_SUITE="${DEBIAN_SUITE:-bookworm}"
 
 # Everything expensive is cached here, outside the work tree, so a fresh clone on a warm machine reuses it.

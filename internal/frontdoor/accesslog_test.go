@@ -115,7 +115,7 @@ func TestAttributeAccessHeaderAndReusedAddress(t *testing.T) {
 	}
 	reqs := []timeline.Request{
 		{Seq: 0, T: 10 * time.Second, Status: 200, Pod: "web-a", PodFrom: timeline.PodFromHeader},
-		{Seq: 1, T: 60 * time.Second, Status: 200},                                                 // the address is c's by then
+		{Seq: 1, T: 60 * time.Second, Status: 200},                                                // the address is c's by then
 		{Seq: 2, T: 60 * time.Second, Status: 200, Pod: "web-a", PodFrom: timeline.PodFromHeader}, // header disagrees
 		{Seq: 3, T: 60 * time.Second, Status: 200},
 	}

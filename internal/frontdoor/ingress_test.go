@@ -126,11 +126,11 @@ func TestResolveIngressErrors(t *testing.T) {
 		in   Input
 		want string
 	}{
-		"no such ingress":     {input(t, "shope", "/"), "frontDoor.ingress: no Ingress shope in the manifests (Ingresses: shop, wild, dangling, badport)"},
-		"route to no service": {input(t, "dangling", "/"), "ingress dangling: routes to service gone, which is not in the manifests"},
-		"route to no port":    {input(t, "badport", "/"), "ingress badport: routes to service web port grpc, which it does not have"},
-		"path to another":     {input(t, "shop", "/api/x"), "ingress shop: routes /api/x to service api port 80, not to the target's service web port http (8080)"},
-		"exact to another":    {input(t, "shop", "/metrics"), "routes /metrics to service web port 9100"},
+		"no such ingress":       {input(t, "shope", "/"), "frontDoor.ingress: no Ingress shope in the manifests (Ingresses: shop, wild, dangling, badport)"},
+		"route to no service":   {input(t, "dangling", "/"), "ingress dangling: routes to service gone, which is not in the manifests"},
+		"route to no port":      {input(t, "badport", "/"), "ingress badport: routes to service web port grpc, which it does not have"},
+		"path to another":       {input(t, "shop", "/api/x"), "ingress shop: routes /api/x to service api port 80, not to the target's service web port http (8080)"},
+		"exact to another":      {input(t, "shop", "/metrics"), "routes /metrics to service web port 9100"},
 		"prefix is per element": {input(t, "shop", "/apiary"), ""}, // not /api's: the / rule's
 	}
 	for name, tc := range cases {
@@ -222,4 +222,3 @@ func TestPlanTraefik(t *testing.T) {
 		t.Error("another Ingress was given the class")
 	}
 }
-
