@@ -195,3 +195,18 @@ func TestPodLogFindsTheController(t *testing.T) {
 		t.Errorf("no controller: err = %v", err)
 	}
 }
+
+// Lines Traefik v3.6.12 (probegate/traefik's binary) wrote with traefikArgs' access log flags, in
+// front of a file-provider route to a local server: one routed, one no router matched.
+func TestParseTraefikOutput(t *testing.T) {
+	routed := `{"DownstreamStatus":404,"Duration":14599747,"OriginStatus":404,"RequestHost":"shop.example","RequestPath":"/work?x=1","RetryAttempts":0,"RouterName":"r@file","ServiceAddr":"127.0.0.1:18790","StartUTC":"2026-12-03T19:09:06.419368908Z","level":"info","msg":"","request_X-Probegate-Load":"L9","request_X-Vegeta-Seq":"0","time":"2026-12-03T19:09:06Z"}`
+	unrouted := `{"DownstreamStatus":404,"Duration":69881,"OriginStatus":0,"RequestHost":"nope.example","RequestPath":"/","RetryAttempts":0,"StartUTC":"2026-12-03T19:09:06.495003788Z","level":"info","msg":"","time":"2026-12-03T19:09:06Z"}`
+	e, ok, err := ParseAccessLine([]byte(routed))
+	if err != nil || !ok || e.Upstream.String() != "127.0.0.1:18790" || e.Load != "L9" || !e.HasSeq || e.Seq != 0 || e.Status != 404 || e.OriginStatus != 404 || e.Duration != 14599747 {
+		t.Errorf("routed: %+v, %v, %v", e, ok, err)
+	}
+	e, ok, err = ParseAccessLine([]byte(unrouted))
+	if err != nil || !ok || e.Upstream.IsValid() || e.HasSeq || e.OriginStatus != 0 {
+		t.Errorf("unrouted: %+v, %v, %v", e, ok, err)
+	}
+}
