@@ -6,7 +6,8 @@
 #   probegate/agent      FROM scratch, the static in-cluster agent (cmd/probegate-agent: load agent, and node
 #                        agent with -node)
 #   probegate/traefik    FROM scratch, Traefik's cmd/traefik at $TRAEFIK_VERSION, built in a copy of its own
-#                        module (only when asked: the ingress front door; a cold build takes minutes)
+#                        module (only when asked: the ingress front door). Cold: 46 min on 2 shared cores,
+#                        module downloads included (18 min of CPU); warm: 1 s; the image is 178 MB
 # Each image is tagged :<content hash> and :dev (the tag the manifests in fixtures/manifests use).
 # A build whose hash tag already exists is skipped.
 # Usage: hack/images.sh [default|target|toxiproxy|postgres|agent|traefik]... (none: default, the four above traefik)
