@@ -42,6 +42,11 @@ var importRules = []importRule{
 		from:      []string{"./internal/deploy/..."},
 		forbidden: []string{module + "/internal/runner", module + "/internal/faults", module + "/loadgen", module + "/observers", module + "/internal/verdict", module + "/reports"},
 	},
+	{
+		why:       "a front door says how the load reaches the pods and what its own record says of each request: it knows nothing of the deployers, faults, load, judging or reports around it",
+		from:      []string{"./internal/frontdoor/..."},
+		forbidden: []string{module + "/internal/runner", module + "/internal/deploy", module + "/internal/faults", module + "/loadgen", module + "/internal/verdict", module + "/reports"},
+	},
 }
 
 // TestArchitecture checks the import graph's layering with `go list`: the production imports of

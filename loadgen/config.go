@@ -52,6 +52,8 @@ type Config struct {
 	// URL is the target, e.g. http://127.0.0.1:18080/. Its host must be a loopback IP literal.
 	URL    string
 	Method string // GET when empty
+	// Header is sent with every request ("Host" sets the Host header: an ingress rule's host).
+	Header http.Header
 
 	// Rate is the constant rate in requests per second, used when Phases is empty.
 	Rate float64

@@ -100,10 +100,10 @@ func Start(ctx context.Context, cfg Config) (*Load, error) {
 		opts = append(opts, vegeta.MaxWorkers(cfg.MaxWorkers), vegeta.Workers(min(cfg.MaxWorkers, vegeta.DefaultWorkers)))
 	}
 	l.attacker = vegeta.NewAttacker(opts...)
-	method, url := cfg.Method, cfg.URL
+	method, url, header := cfg.Method, cfg.URL, cfg.Header
 	targeter := func(t *vegeta.Target) error {
 		l.sent.Add(1)
-		t.Method, t.URL = method, url
+		t.Method, t.URL, t.Header = method, url, header // vegeta copies the header into each request
 		return nil
 	}
 	l.start = time.Now()

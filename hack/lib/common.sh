@@ -9,6 +9,9 @@ ETCD_IMAGE_TAG="${ETCD_IMAGE_TAG:-3.6.5-0}"
 COREDNS_VERSION="${COREDNS_VERSION:-v1.12.1}"
 KIND_VERSION="${KIND_VERSION:-v0.33.0}"
 TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v2.12.0}"
+# Traefik v3.6.12: v3.7.x's module graph needs 15 module versions the Go module proxy here refuses
+# (a fork of go-http-auth and 14 SDKs of lego's ACME DNS providers); v3.6.12's are all served.
+TRAEFIK_VERSION="${TRAEFIK_VERSION:-v3.6.12}"
 DEBIAN_SUITE="${DEBIAN_SUITE:-bookworm}"
 
 # Everything expensive is cached here, outside the work tree, so a fresh clone on a warm machine reuses it.

@@ -397,6 +397,13 @@ func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
 	if slices.ContainsFunc(images, func(img string) bool { return strings.HasPrefix(img, "probegate/") }) {
 		refresh.Do(func() { refresh.err = c.buildBundled(ctx) })
 	}
+	for _, img := range images {
+		if name, ok := onDemandImage(img); ok {
+			if err := c.buildOnDemand(ctx, name); err != nil {
+				return err
+			}
+		}
+	}
 	var unbuilt []string
 	for _, img := range images {
 		_, err := runCmd(ctx, nil, "docker", "image", "inspect", img)
@@ -432,6 +439,48 @@ func (c *Cluster) logger() *slog.Logger {
 		return slog.Default()
 	}
 	return c.log
+}
+
+// onDemandImages are probegate's images hack/images.sh builds only when asked by name: the ingress
+// front door's controller, whose cold build takes minutes and which few runs need.
+var onDemandImages = []string{"traefik"}
+
+// onDemandImage returns the images.sh name of img when it is one of onDemandImages.
+func onDemandImage(img string) (string, bool) {
+	repo, _, _ := strings.Cut(strings.TrimPrefix(img, "probegate/"), ":")
+	if !strings.HasPrefix(img, "probegate/") || !slices.Contains(onDemandImages, repo) {
+		return "", false
+	}
+	return repo, true
+}
+
+// onDemand runs each on-demand image's build once per process.
+var onDemand struct {
+	sync.Mutex
+	done map[string]error
+}
+
+// buildOnDemand brings the on-demand image name up to date with hack/images.sh NAME (cached by
+// content, like the bundled ones).
+func (c *Cluster) buildOnDemand(ctx context.Context, name string) error {
+	onDemand.Lock()
+	defer onDemand.Unlock()
+	if err, ok := onDemand.done[name]; ok {
+		return err
+	}
+	root, err := recipeRoot(os.Getenv("PROBEGATE_ROOT"))
+	if err == nil {
+		c.logger().Info("bringing an on-demand image up to date (cached by content; a cold build takes minutes)", "image", "probegate/"+name, "root", root)
+		_, err = runScript(ctx, root, "images.sh", name)
+	}
+	if err != nil {
+		err = fmt.Errorf("build probegate/%s: %w", name, err)
+	}
+	if onDemand.done == nil {
+		onDemand.done = map[string]error{}
+	}
+	onDemand.done[name] = err
+	return err
 }
 
 // refresh runs the bundled images' build once per process.

@@ -12,12 +12,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/probegate/probegate/internal/frontdoor"
 	kustomizebuild "github.com/probegate/probegate/internal/kustomize"
 	"github.com/probegate/probegate/internal/scenario"
 )
@@ -44,6 +46,9 @@ type App struct {
 	Archives map[string]string
 	// Dependencies are the declared dependencies with their Services.
 	Dependencies []AppDependency
+	// Door is how the load reaches the pods (the target file's frontDoor), resolved against the
+	// manifests.
+	Door frontdoor.Route
 	// Skipped names objects left out (Namespace objects: each scenario brings its own).
 	Skipped []string
 }
@@ -230,7 +235,17 @@ func (app *App) resolve() error {
 		}
 		app.Dependencies = append(app.Dependencies, AppDependency{Dependency: d, Service: dsvc})
 	}
-	return nil
+	var door scenario.FrontDoor
+	if spec.FrontDoor != nil {
+		door = *spec.FrontDoor
+	}
+	paths := []string{spec.Requests.Default}
+	if p := spec.Requests.TakesPath(time.Second); p != "" {
+		paths = append(paths, p)
+	}
+	app.Door, err = frontdoor.Resolve(frontdoor.Input{Door: door, Objects: app.Objects, Service: svc, Port: port,
+		Paths: paths, Protocol: spec.Protocol})
+	return err
 }
 
 // service returns the typed Service of the manifests named name.

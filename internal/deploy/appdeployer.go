@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/frontdoor"
 )
 
 // appDeployer installs the user's own app (a --target file) into each scenario's namespace with
@@ -52,13 +53,17 @@ func (d *appDeployer) Preflight(ctx context.Context, _ *cluster.Conn, _ []string
 	return nil
 }
 
-// imagesToLoad is every image a scenario of app runs: the manifests' own, and toxiproxy when it is
-// interposed on a dependency.
+// imagesToLoad is every image a scenario of app runs: the manifests' own, toxiproxy when it is
+// interposed on a dependency, and the front door's.
 func imagesToLoad(app *App) []string {
-	if len(app.Dependencies) == 0 {
-		return app.Images
+	out := slices.Clone(app.Images)
+	if len(app.Dependencies) > 0 {
+		out = append(out, DefaultToxiproxyImage)
 	}
-	return append(slices.Clone(app.Images), DefaultToxiproxyImage)
+	if d, ok := frontdoor.Lookup(app.Door.Kind); ok {
+		out = append(out, d.Images...)
+	}
+	return out
 }
 
 // Install implements Deployer.
@@ -93,5 +98,6 @@ func (d *appDeployer) Install(ctx context.Context, c *cluster.Conn, req Request)
 		t.AdminPort, t.StallPath = s.Port, s.Path
 	}
 	t.BootstrapEnv = d.App.Spec.BootstrapEnv
+	t.Door = ep.Door
 	return t, nil
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/frontdoor"
 	"github.com/probegate/probegate/internal/scenario"
 )
 
@@ -60,6 +61,8 @@ type AppEndpoints struct {
 	ToxiproxyURL      string
 	ToxiproxySelector string
 	Proxies           map[string]Proxy
+	// Door is the front door the load goes through (zero: kube-proxy, URL).
+	Door frontdoor.Opened
 }
 
 // Proxy is the toxiproxy proxy in front of one dependency.
@@ -100,6 +103,15 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 	objs, err := app.instance(opts.Replicas, opts.Patch)
 	if err != nil {
 		return fail(err)
+	}
+	var plan frontdoor.Plan
+	if d, ok := frontdoor.Lookup(app.Door.Kind); ok && d.Plan != nil {
+		plan = d.Plan(app.Door, ns)
+		if plan.Rewrite != nil {
+			for _, o := range objs {
+				plan.Rewrite(o)
+			}
+		}
 	}
 	if len(app.Dependencies) > 0 {
 		ip := interposeFor(app, opts.Slot, opts.ToxiproxyImage)
@@ -167,8 +179,11 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 			return fail(err)
 		}
 	}
+	if ep.Door, err = openDoor(ctx, client, app.Door, plan, ns); err != nil {
+		return fail(err)
+	}
 	opts.Log.Info("target ready", "target", app.Spec.Name, "namespace", ns, "replicas", want, "url", ep.URL,
-		"dependencies", len(app.Dependencies), "took", time.Since(start).Round(time.Millisecond))
+		"dependencies", len(app.Dependencies), "door", app.Door.Kind, "took", time.Since(start).Round(time.Millisecond))
 	return ep, nil
 }
 
@@ -308,4 +323,35 @@ func answers(url string) func(context.Context) (bool, string, error) {
 		}
 		return code < 400, nil
 	})
+}
+
+// openDoor deploys the front door's controller beside the app (nothing for kube-proxy), waits until
+// it is ready and reads the NodePort the API gave its Service.
+func openDoor(ctx context.Context, client kubernetes.Interface, route frontdoor.Route, plan frontdoor.Plan, ns string) (frontdoor.Opened, error) {
+	door := frontdoor.Opened{Route: route, Namespace: ns, Selector: plan.Selector, Container: plan.Container}
+	if len(plan.Objects) == 0 {
+		return door, nil
+	}
+	for _, o := range plan.Objects {
+		if err := apply(ctx, client, o); err != nil {
+			return door, fmt.Errorf("front door %s: %w", route.Kind, err)
+		}
+	}
+	if err := poll(ctx, "deployment "+ns+"/"+plan.Deployment, deploymentReady(client, ns, plan.Deployment, 1)); err != nil {
+		return door, fmt.Errorf("front door %s: %w", route.Kind, err)
+	}
+	svc, err := client.CoreV1().Services(ns).Get(ctx, plan.Service, metav1.GetOptions{})
+	if err != nil {
+		return door, fmt.Errorf("front door %s: service %s: %w", route.Kind, plan.Service, err)
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			door.NodePort = p.NodePort
+			break
+		}
+	}
+	if door.NodePort == 0 {
+		return door, fmt.Errorf("front door %s: service %s has no NodePort", route.Kind, plan.Service)
+	}
+	return door, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/probegate/probegate/internal/cluster"
+	"github.com/probegate/probegate/internal/frontdoor"
 )
 
 // Deployer installs a target and its dependencies into a fresh namespace and waits until it is
@@ -67,6 +68,9 @@ type Target struct {
 	StallPath string
 	// BootstrapEnv is the app's own slow-bootstrap switch (an env var), empty when it has none.
 	BootstrapEnv string
+	// Door is how the load reaches the pods: the zero value is kube-proxy through URL; a door
+	// with a controller names its NodePort and the pods whose log is its record.
+	Door frontdoor.Opened
 	// Description names the target for reports ("fixture good", "target shop (deployment/web)").
 	Description string
 	// Cleanup, when set, undoes what Install created outside the run's own namespace.

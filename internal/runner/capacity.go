@@ -119,12 +119,12 @@ func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.
 			waited = time.Since(t0)
 		}
 		scratch := timeline.New(time.Now())
-		load, err := s.r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
+		load, err := s.r.kit.load.Start(ctx, s.door.loadSpec(s.attr.loadSpec(loadSpec{
 			URL: s.target.URL + path, Namespace: s.target.Namespace, Service: s.target.Service, Path: path,
 			Protocol: protocolOf(s.r.Opts.Custom), GRPC: grpcCall(s.r.Opts.Custom),
 			Rate: int(rate), Duration: capacityStep, KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout,
 			Clients: sc.Load.Clients, IgnorePodHeader: true,
-		}), scratch)
+		})), scratch)
 		if err != nil {
 			return maxrate.Step{}, err
 		}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,6 +71,8 @@ type loadSpec struct {
 	AllowHost       string
 	// MaxWorkers caps the host load's concurrent requests (0: unbounded; see loadgen.Config).
 	MaxWorkers uint64
+	// Header is sent with every HTTP request (a front door's Host and load id: frontdoor.go).
+	Header http.Header
 }
 
 // loadStarter starts constant-rate load recording every request on tl.

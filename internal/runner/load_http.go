@@ -31,6 +31,7 @@ func (v vegetaLoad) Start(ctx context.Context, spec loadSpec, tl *timeline.Timel
 	run := &vegetaRun{}
 	cfg := loadgen.Config{
 		URL:                     spec.URL,
+		Header:                  spec.Header,
 		Rate:                    float64(spec.Rate),
 		Duration:                spec.Duration,
 		Timeout:                 spec.Timeout,

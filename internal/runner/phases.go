@@ -50,6 +50,7 @@ type scenarioRun struct {
 	nodes     []corev1.Node // the cluster's nodes after deploy (placement, routing watches); nil when unlisted
 	obs       observation
 	attr      *connAttribution
+	door      *doorRun
 	routes    *routeWatch
 	sched     *schedule
 	nodeProcs faults.NodeProcs // the nodes' processes, for faults that act on them (nodeAccess)
@@ -238,9 +239,10 @@ func (s *scenarioRun) availability(ctx context.Context, t *deploy.Target, w *tim
 	w.Replicas, w.RolloutUnavailable = &r, &u
 }
 
-// observe starts the watchers writing to the timeline, conntrack attribution of the requests and
-// the watch of kube-proxy's routing.
-func (s *scenarioRun) observe(ctx context.Context) error {
+// observe starts the watchers writing to the timeline, the front door's record of the requests
+// (a door that keeps one: frontdoor.go) or else conntrack attribution of them, and the watch of
+// kube-proxy's routing. path is the load's, which the door must serve before the load starts.
+func (s *scenarioRun) observe(ctx context.Context, path string) error {
 	s.phase = "observers"
 	obs, err := s.r.kit.observers.Start(ctx, s.r.Conn, s.target, s.tl)
 	if err != nil {
@@ -249,8 +251,14 @@ func (s *scenarioRun) observe(ctx context.Context) error {
 	s.obs = obs
 	s.onEnd(obs.Stop)
 	s.mark(reports.MarkObserversSynced, "")
-	s.attr = s.r.startAttribution(ctx, s.target, s.log) // conntrack attribution: attribution.go
-	s.onEnd(s.attr.stop)
+	if s.door, err = s.r.openDoor(ctx, s.target, path, s.log); err != nil { // a front door's record: frontdoor.go
+		return err
+	}
+	s.onEnd(s.door.stop)
+	if s.door == nil {
+		s.attr = s.r.startAttribution(ctx, s.target, s.log) // conntrack attribution: attribution.go
+		s.onEnd(s.attr.stop)
+	}
 	s.routes = s.r.startRouting(ctx, s.target, s.nodes, s.log) // kube-proxy's routing: routing.go
 	s.onEnd(s.routes.stop)
 	host := s.r.startHostCPU(ctx, s.tl, s.log)
@@ -380,6 +388,7 @@ func (s *scenarioRun) drive(ctx context.Context, path string) error {
 	reqs, loadErr := waitLoad(ctx, load)
 	reqs = timeline.KeyHeaderPods(reqs, s.tl.Entries())
 	reqs, s.rep.Attribution = s.attr.apply(reqs, s.tl.Entries())
+	reqs, s.rep.Attribution = s.door.apply(ctx, reqs, s.tl.Entries(), s.rep.Attribution)
 	s.routes.record(s.tl)
 	s.rep.Requests, s.reqs = reqs, reqs
 	if c, ok := load.(connectionRun); ok {
@@ -400,14 +409,14 @@ func (s *scenarioRun) drive(ctx context.Context, path string) error {
 func (s *scenarioRun) startLoad(ctx context.Context, path string) (loadRun, time.Time, error) {
 	sc, r := s.sc, s.r
 	s.mark(reports.MarkLoadStart, fmt.Sprintf("%d rps for %s", sc.Load.Rate, sc.Load.Duration))
-	load, err := r.kit.load.Start(ctx, s.attr.loadSpec(loadSpec{
+	load, err := r.kit.load.Start(ctx, s.door.loadSpec(s.attr.loadSpec(loadSpec{
 		URL: s.target.URL + path, Namespace: s.target.Namespace, Service: s.target.Service, Path: path,
 		Protocol: protocolOf(r.Opts.Custom), GRPC: grpcCall(r.Opts.Custom),
 		Rate: sc.Load.Rate, Duration: sc.Load.Duration,
 		KeepAlive: sc.Load.KeepAlive, Timeout: sc.Load.Timeout, Clients: sc.Load.Clients, PodHeader: podHeader(r.Opts.Custom),
 		// A user's app names its pod only in the header its target file gives, if any.
 		IgnorePodHeader: r.Opts.Custom != nil && r.Opts.Custom.PodHeader == "",
-	}), s.tl)
+	})), s.tl)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("start load: %w", err)
 	}

@@ -161,7 +161,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	if err := s.deploy(ctx, slot); err != nil {
 		return rep, err
 	}
-	if err := s.observe(ctx); err != nil {
+	if err := s.observe(ctx, path); err != nil {
 		return rep, err
 	}
 	if err := s.nodeAccess(ctx); err != nil {

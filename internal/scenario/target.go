@@ -50,6 +50,8 @@ type TargetSpec struct {
 	BootstrapEnv string `json:"bootstrapEnv,omitempty"`
 	// Dependencies get a real toxiproxy interposed on the app's path to them.
 	Dependencies []Dependency `json:"dependencies,omitempty"`
+	// FrontDoor is how the load reaches the pods: nil is kube-proxy, through a NodePort Service.
+	FrontDoor *FrontDoor `json:"frontDoor,omitempty"`
 	// File is where the spec was read from; manifest paths are relative to its directory.
 	File string `json:"-"`
 }
@@ -112,6 +114,23 @@ type GRPCCall struct {
 // grpcMethodRE is /package.Service/Method: a dotted service name with a package, a method name.
 var grpcMethodRE = regexp.MustCompile(`^/[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+/[A-Za-z_][A-Za-z0-9_]*$`)
 
+// FrontDoor says how the load reaches the workload's pods (internal/frontdoor registers each kind).
+type FrontDoor struct {
+	// Kind is FrontDoorKubeProxy (the default) or FrontDoorIngress.
+	Kind string `json:"kind"`
+	// Ingress names the Ingress of the manifests the load comes through (set exactly for FrontDoorIngress).
+	Ingress string `json:"ingress,omitempty"`
+}
+
+// Front door kinds.
+const (
+	// FrontDoorKubeProxy: a NodePort Service with the target Service's selector; kube-proxy picks the pod.
+	FrontDoorKubeProxy = "kube-proxy"
+	// FrontDoorIngress: a real ingress controller, deployed into the scenario's namespace, serving
+	// the user's Ingress; the controller picks the pod.
+	FrontDoorIngress = "ingress"
+)
+
 // Dependency is a TCP dependency the app reaches through a Service of its manifests.
 type Dependency struct {
 	// Name identifies it in faults (param dependency).
@@ -153,7 +172,7 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 		return nil, &InvalidError{Problems: []Problem{{File: file, Msg: "empty file"}}}
 	}
 	t := &TargetSpec{File: file, Requests: Requests{Default: "/"}, Protocol: LoadHTTP}
-	var protocolNode, grpcNode, requestsNode *yaml.Node
+	var protocolNode, grpcNode, requestsNode, frontDoorNode *yaml.Node
 	root := doc.Content[0]
 	if root.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(root.Content); i += 2 {
@@ -256,6 +275,24 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 			})
 			t.Stall.Port = int(port)
 		}},
+		"frontDoor": {decode: func(n *yaml.Node, p string) {
+			frontDoorNode = n
+			t.FrontDoor = &FrontDoor{}
+			r.mapping(n, p, map[string]field{
+				"kind": {required: true, decode: func(n *yaml.Node, p string) {
+					r.str(n, p, &t.FrontDoor.Kind)
+					if t.FrontDoor.Kind != FrontDoorKubeProxy && t.FrontDoor.Kind != FrontDoorIngress {
+						r.fail(n, p, "want %s or %s, got %q", FrontDoorKubeProxy, FrontDoorIngress, t.FrontDoor.Kind)
+					}
+				}},
+				"ingress": {decode: func(n *yaml.Node, p string) {
+					r.str(n, p, &t.FrontDoor.Ingress)
+					if t.FrontDoor.Ingress == "" {
+						r.fail(n, p, "empty: name the Ingress of your manifests the load comes through")
+					}
+				}},
+			})
+		}},
 		"dependencies": {decode: func(n *yaml.Node, p string) {
 			r.sequence(n, p, func(_ int, item *yaml.Node, p string) {
 				d := Dependency{Protocol: ProtocolTCP}
@@ -312,6 +349,7 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 			r.fail(workloadNode, "workload", "want deployment/NAME or statefulset/NAME, got %q", workload)
 		}
 		r.checkGRPC(t, protocolNode, grpcNode, requestsNode)
+		r.checkFrontDoor(t, frontDoorNode)
 	}
 	if len(r.problems) > 0 {
 		return nil, &InvalidError{Problems: r.problems}
@@ -341,6 +379,29 @@ func (r *nodeReader) checkGRPC(t *TargetSpec, protocolNode, grpcNode, requestsNo
 	if t.GRPC.Service != "" && (t.GRPC.Method != GRPCHealthCheck || t.GRPC.Request != "") {
 		r.fail(grpcNode, "grpc.service", "names the service the health check asks about: it goes with the health check (%s) and no request", GRPCHealthCheck)
 	}
+}
+
+// checkFrontDoor checks that an ingress front door names its Ingress and that only it does, and
+// that the load it carries is HTTP (a gRPC load through the controller is not built yet).
+func (r *nodeReader) checkFrontDoor(t *TargetSpec, n *yaml.Node) {
+	fd := t.FrontDoor
+	switch {
+	case fd == nil || len(r.problems) > 0:
+	case fd.Kind == FrontDoorIngress && fd.Ingress == "":
+		r.fail(n, "frontDoor.ingress", "required with kind: %s: name the Ingress of your manifests the load comes through", FrontDoorIngress)
+	case fd.Kind != FrontDoorIngress && fd.Ingress != "":
+		r.fail(n, "frontDoor.ingress", "goes with kind: %s (the load goes through %s)", FrontDoorIngress, fd.Kind)
+	case fd.Kind == FrontDoorIngress && t.Protocol == LoadGRPC:
+		r.fail(n, "frontDoor", "kind: %s carries HTTP load only: a gRPC target goes through %s", FrontDoorIngress, FrontDoorKubeProxy)
+	}
+}
+
+// DoorKind is the target's front door kind, FrontDoorKubeProxy when it names none.
+func (t *TargetSpec) DoorKind() string {
+	if t == nil || t.FrontDoor == nil || t.FrontDoor.Kind == "" {
+		return FrontDoorKubeProxy
+	}
+	return t.FrontDoor.Kind
 }
 
 // ManifestPaths are the manifests' paths, resolved against the target file's directory.

@@ -8,6 +8,8 @@ import (
 const (
 	PodFromHeader    = "header"    // the response named it
 	PodFromConntrack = "conntrack" // the node's conntrack entry for the request's connection
+	// A front door that keeps its own record names the pod by its kind ("ingress"): the
+	// controller's access log named the address it sent the request to.
 )
 
 // MinAttributionCoverage is the share of requests that reached a pod which must name their pod
@@ -40,6 +42,9 @@ func (p PodNames) Names(pod string) bool { return p[pod] }
 // connection to a pod; a refused one opens none). A connection to a loopback address proves
 // nothing: Docker's userland proxy accepts it even when nothing is behind the port.
 func (r Request) Reached() bool {
+	if r.NoUpstream {
+		return false // the front door answered it: no pod was asked
+	}
 	if r.Status != 0 || r.Pod != "" {
 		return true
 	}
@@ -57,11 +62,38 @@ type Attribution struct {
 	ByHeader   int `json:"byHeader"`
 	// ByConntrack counts requests whose pod came from conntrack (no header named it).
 	ByConntrack int `json:"byConntrack"`
+	// ByDoor counts requests whose pod came from the front door's own record (no header named it).
+	ByDoor int `json:"byDoor,omitempty"`
 	// Coverage is Attributed ÷ Reached (1 when nothing reached a pod).
 	Coverage float64 `json:"coverage"`
 	// Conntrack, when the run looked up connections in the node's conntrack table, counts the
 	// requests conntrack attributed whatever the header said, and how often it agreed with it.
 	Conntrack *ConntrackAttribution `json:"conntrack,omitempty"`
+	// Door, when the load went through a front door that keeps its own record, counts the
+	// requests it attributed and how often it agreed with the header.
+	Door *DoorAttribution `json:"door,omitempty"`
+}
+
+// DoorAttribution compares a front door's attribution (its access log's upstream address of each
+// request) with the response header's.
+type DoorAttribution struct {
+	Door string `json:"door"` // its kind ("ingress")
+	// Lines counts the record's lines of this load; Found the reached requests matched to a line
+	// whose upstream address names a pod of the run, Coverage Found ÷ Reached.
+	Lines    int     `json:"lines"`
+	Found    int     `json:"found"`
+	Coverage float64 `json:"coverage"`
+	// NoUpstream counts requests the door answered itself (no server); Retried those it sent to
+	// more than one server before the answer.
+	NoUpstream int `json:"noUpstream"`
+	Retried    int `json:"retried"`
+	// UnknownAddresses counts matched lines whose upstream address no pod of the run had.
+	UnknownAddresses int `json:"unknownAddresses,omitempty"`
+	// Compared, Agreed, Agreement and Disagreed: as ConntrackAttribution's, against the header.
+	Compared  int      `json:"compared"`
+	Agreed    int      `json:"agreed"`
+	Agreement float64  `json:"agreement"`
+	Disagreed []string `json:"disagreed,omitempty"`
 }
 
 // ConntrackAttribution compares conntrack's attribution with the response header's.
@@ -96,8 +128,10 @@ func AttributionOf(reqs []Request) Attribution {
 		switch q.PodFrom {
 		case PodFromConntrack:
 			a.ByConntrack++
-		default:
+		case PodFromHeader, "":
 			a.ByHeader++
+		default:
+			a.ByDoor++
 		}
 	}
 	a.Coverage = ratio(a.Attributed, a.Reached)

@@ -77,6 +77,13 @@ type Request struct {
 	// connection broke before a response (a server cut it), and Go's transport resent it, as it does
 	// for idempotent requests. Status and Pod are the last attempt's.
 	Retried bool `json:"retried,omitempty"`
+	// Upstream is the pod address (ip:port) a front door that keeps its own record (an ingress
+	// controller) sent the request to, on its last attempt; DoorRetries counts the attempts it
+	// made before that one, on other servers. NoUpstream is set when the door answered the
+	// request itself (no server to send it to): it reached no pod.
+	Upstream    string `json:"upstream,omitempty"`
+	DoorRetries int    `json:"doorRetries,omitempty"`
+	NoUpstream  bool   `json:"noUpstream,omitempty"`
 }
 
 // OK reports whether the request succeeded: a 2xx or 3xx status, or a gRPC call that ended OK.

@@ -1,0 +1,51 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTargetFrontDoor(t *testing.T) {
+	base := "name: web\nmanifests: [m.yaml]\nworkload: deployment/web\nservice: web\n"
+	spec, err := ParseTargetSpec("t.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.FrontDoor != nil || spec.DoorKind() != FrontDoorKubeProxy {
+		t.Errorf("default: frontDoor %+v, kind %q", spec.FrontDoor, spec.DoorKind())
+	}
+	spec, err = ParseTargetSpec("t.yaml", []byte(base+"frontDoor: {kind: ingress, ingress: web}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (FrontDoor{Kind: FrontDoorIngress, Ingress: "web"}); *spec.FrontDoor != want || spec.DoorKind() != FrontDoorIngress {
+		t.Errorf("frontDoor %+v, want %+v", *spec.FrontDoor, want)
+	}
+	if spec, err = ParseTargetSpec("t.yaml", []byte(base+"frontDoor: {kind: kube-proxy}\n")); err != nil || spec.DoorKind() != FrontDoorKubeProxy {
+		t.Errorf("kube-proxy named: %v, %v", spec, err)
+	}
+}
+
+func TestTargetFrontDoorErrors(t *testing.T) {
+	base := "name: web\nmanifests: [m.yaml]\nworkload: deployment/web\nservice: web\n"
+	cases := map[string]struct{ body, want string }{
+		"unknown kind":           {"frontDoor: {kind: gateway}\n", `t.yaml:5: frontDoor.kind: want kube-proxy or ingress, got "gateway"`},
+		"no kind":                {"frontDoor: {ingress: web}\n", `frontDoor.kind`},
+		"ingress without a name": {"frontDoor: {kind: ingress}\n", `t.yaml:5: frontDoor.ingress: required with kind: ingress`},
+		"name without ingress":   {"frontDoor: {kind: kube-proxy, ingress: web}\n", `t.yaml:5: frontDoor.ingress: goes with kind: ingress`},
+		"empty name":             {"frontDoor: {kind: ingress, ingress: ''}\n", `frontDoor.ingress: empty`},
+		"grpc through ingress":   {"protocol: grpc\nfrontDoor: {kind: ingress, ingress: web}\n", `t.yaml:6: frontDoor: kind: ingress carries HTTP load only`},
+		"unknown field":          {"frontDoor: {kind: ingress, ingress: web, class: x}\n", `frontDoor.class: unknown field`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseTargetSpec("t.yaml", []byte(base+tc.body))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+}
