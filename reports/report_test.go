@@ -63,14 +63,17 @@ func TestReadJSONRejectsBadReports(t *testing.T) {
 	}
 }
 
-func TestStatusAndExitCode(t *testing.T) {
-	res := func(st ...verdict.Status) []verdict.Result {
-		var out []verdict.Result
-		for _, s := range st {
-			out = append(out, verdict.Result{Rule: "r", Status: s})
-		}
-		return out
+// results are verdicts of rule "r" with these statuses.
+func results(st ...verdict.Status) []verdict.Result {
+	var out []verdict.Result
+	for _, s := range st {
+		out = append(out, verdict.Result{Rule: "r", Status: s})
 	}
+	return out
+}
+
+func TestStatusAndExitCode(t *testing.T) {
+	res := results
 	cases := []struct {
 		name      string
 		scenarios []reports.ScenarioReport
@@ -112,13 +115,7 @@ func TestStatusAndExitCode(t *testing.T) {
 // TestDecided: the decided rate counts PASS and FAIL over the verdicts of applicable scenarios; an
 // errored or verdictless scenario is one undecided verdict, a NOT APPLICABLE one is left out.
 func TestDecided(t *testing.T) {
-	v := func(st ...verdict.Status) []verdict.Result {
-		var out []verdict.Result
-		for _, s := range st {
-			out = append(out, verdict.Result{Rule: "r", Status: s})
-		}
-		return out
-	}
+	v := results
 	r := &reports.Report{Scenarios: []reports.ScenarioReport{
 		{Name: "a", Verdicts: v(verdict.Pass, verdict.Fail, verdict.Inconclusive)},
 		{Name: "b", Verdicts: v(verdict.Pass)},

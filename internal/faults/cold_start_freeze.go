@@ -130,12 +130,11 @@ func (c *ColdStart) holdStopped(ctx context.Context, s *stoppedStart, before map
 		for i := range pods {
 			p := &pods[i]
 			uid := string(p.UID)
-			if before[uid] || seen[uid] || p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
+			if seen[uid] || p.Spec.NodeName == "" {
 				continue
 			}
-			cs := containerStatus(p, c.Container)
-			ctr := podContainer(p, c.Container)
-			if cs == nil || cs.State.Running == nil || ctr == nil || !s.carries(*ctr) {
+			cs, ctr := c.runningNew(p, before, s)
+			if cs == nil {
 				continue
 			}
 			seen[uid] = true

@@ -182,13 +182,11 @@ func (c *ColdStart) liftThrottles(ctx context.Context, cpu *cpuStart, before map
 		for i := range pods {
 			p := &pods[i]
 			uid := string(p.UID)
-			if before[uid] || lifted[uid] || p.DeletionTimestamp != nil {
+			if lifted[uid] {
 				continue
 			}
-			cs := containerStatus(p, c.Container)
-			ctr := podContainer(p, c.Container)
-			if cs == nil || cs.State.Running == nil || ctr == nil || !cpu.carries(*ctr) ||
-				time.Since(cs.State.Running.StartedAt.Time) < cpu.hold {
+			cs, ctr := c.runningNew(p, before, cpu)
+			if cs == nil || time.Since(cs.State.Running.StartedAt.Time) < cpu.hold {
 				continue
 			}
 			lifted[uid] = true
@@ -231,4 +229,18 @@ func podContainer(p *corev1.Pod, name string) *corev1.Container {
 		}
 	}
 	return nil
+}
+
+// runningNew returns the status and spec of p's container when p is a new pod of the cold start
+// (not in before, not being deleted) whose container runs with slow's setting; nil, nil otherwise.
+func (c *ColdStart) runningNew(p *corev1.Pod, before map[string]bool, slow slowStart) (*corev1.ContainerStatus, *corev1.Container) {
+	if before[string(p.UID)] || p.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	cs := containerStatus(p, c.Container)
+	ctr := podContainer(p, c.Container)
+	if cs == nil || cs.State.Running == nil || ctr == nil || !slow.carries(*ctr) {
+		return nil, nil
+	}
+	return cs, ctr
 }
