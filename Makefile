@@ -24,7 +24,9 @@ examples: images $(PROBEGATE) ## build the open-source example apps and run the 
 	hack/examples.sh
 	$(PROBEGATE) run --target examples/podinfo/target.yaml --out $(OUT)/podinfo; pod=$$?; \
 	$(PROBEGATE) run --target examples/miniflux/target.yaml --out $(OUT)/miniflux; mf=$$?; \
-	echo "podinfo exit $$pod, miniflux exit $$mf (0 pass, 1 fail, 3 inconclusive)"
+	$(PROBEGATE) run --target examples/etcd/target.yaml --out $(OUT)/etcd; etcd=$$?; \
+	echo "podinfo exit $$pod, miniflux exit $$mf, etcd exit $$etcd (0 pass, 1 fail, 3 inconclusive)"; \
+	$(GO) run ./hack/decidedfig podinfo=$(OUT)/podinfo miniflux=$(OUT)/miniflux etcd=$(OUT)/etcd || true
 
 .PHONY: test
 test: ## all tests: unit + integration on the real kind cluster (creates it if needed)
