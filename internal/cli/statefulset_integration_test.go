@@ -38,7 +38,10 @@ func TestIntegrationStatefulSetRollouts(t *testing.T) {
 		fails  map[string][]string // scenario → rules that must FAIL; every other verdict must PASS
 	}{
 		{"good", 0, nil},
-		{"broken", 1, map[string][]string{"rolling-update-under-load": {"failed-requests-budget", "terminating-before-exit"},
+		// terminating-before-exit is what catches the exit at once; how many requests it costs
+		// (failed-requests-budget) depends on what was in flight when it exited: 25 of 1800 in one
+		// run, 0 in another (2026-12-03), so that verdict may go either way here.
+		{"broken", 1, map[string][]string{"rolling-update-under-load": {"terminating-before-exit"},
 			"cold-start": {"startup-not-killed"}}},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
