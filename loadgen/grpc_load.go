@@ -204,10 +204,10 @@ func (l *GRPCLoad) send() {
 // calls in flight finish.
 func (l *GRPCLoad) call(seq uint64, cc *grpc.ClientConn) grpcResult {
 	c := &grpcCall{}
+	start := time.Now() // before the deadline is set, so a call that hit it took at least the timeout
 	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), grpcCallKey{}, c), l.cfg.Timeout)
 	defer cancel()
 	resp := l.method.newResponse()
-	start := time.Now()
 	err := cc.Invoke(ctx, l.method.name, l.method.request, resp)
 	latency := time.Since(start)
 	if err == nil && l.method.check != nil {
