@@ -348,6 +348,22 @@ type Capacity struct {
 	HarnessLimit float64 `json:"harnessLimit,omitempty"`
 	// Steps are the search's steps, one line each.
 	Steps []string `json:"steps,omitempty"`
+	// Cap, when set, is the CPU cap the target ran under from a second search on: the first one
+	// ended at the harness's own limit, so the target was brought within the harness's reach.
+	Cap *CapacityCap `json:"cap,omitempty"`
+}
+
+// CapacityCap is how a target the harness could not out-send was capped, and what was known of
+// it before.
+type CapacityCap struct {
+	// Millicores is each container's CPU cap (its cgroup's CFS quota on its node), Containers how
+	// many containers carry it.
+	Millicores int64 `json:"millicores"`
+	Containers int   `json:"containers"`
+	// CPUPerRequest is the CPU the target spent per request of the first search (milliseconds).
+	CPUPerRequest float64 `json:"cpuPerRequestMs"`
+	// Uncapped is the first search's result: the rate held and where the harness fell behind.
+	Uncapped Capacity `json:"uncapped"`
 }
 
 // String is one line for logs, marks and the terminal.
@@ -360,6 +376,10 @@ func (c Capacity) String() string {
 		s += fmt.Sprintf(" at least: the harness fell behind at %g rps before the target did", c.HarnessLimit)
 	default:
 		s += " at least: not saturated within the search"
+	}
+	if c.Cap != nil {
+		s += fmt.Sprintf(", with the target's CPU capped at %dm in each of its %d containers (uncapped: %s; %.3f CPU-ms per request)",
+			c.Cap.Millicores, c.Cap.Containers, c.Cap.Uncapped.String(), c.Cap.CPUPerRequest)
 	}
 	return s
 }

@@ -18,6 +18,7 @@ const (
 	MarkLoadStart       = "schedule-start"
 	MarkCapacitySearch  = "capacity-search"
 	MarkCapacity        = "capacity"
+	MarkCapacityCap     = "capacity-cap" // between the two: the target's CPU capped for a second search
 )
 
 // Setup splits the stretch from a scenario's namespace to its load (FIGURE setup-overhead) into the

@@ -66,7 +66,7 @@ func (s *scenarioRun) sizeOverloads(ctx context.Context, path string) (*scenario
 	}
 	s.phase = "capacity"
 	s.mark(reports.MarkCapacitySearch, "measuring the target's capacity on "+path)
-	c, err := s.searchCapacity(ctx, path)
+	c, err := s.searchCapacityWithin(ctx, path, maxMultiple(s.sc.Faults))
 	if err != nil {
 		return nil, fmt.Errorf("capacity search: %w", err)
 	}
@@ -102,11 +102,13 @@ func capacityEntry(c reports.Capacity) timeline.Entry {
 	}}
 }
 
-// searchCapacity runs the step search with the scenario's own request.
-func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.Capacity, error) {
+// searchCapacity runs the step search with the scenario's own request; it also returns how many
+// requests the search sent.
+func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.Capacity, int, error) {
 	sc := s.sc
 	var c reports.Capacity
 	missed := false
+	sent := 0
 	measure := func(ctx context.Context, rate float64) (maxrate.Step, error) {
 		// A step the target missed may have made it shed through readiness: the next step starts
 		// from a rested target, or it would measure the recovery.
@@ -132,6 +134,7 @@ func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.
 		if err != nil {
 			return maxrate.Step{}, err
 		}
+		sent += len(reqs)
 		recs := make([]maxrate.Record, len(reqs))
 		for i, r := range reqs {
 			recs[i] = maxrate.Record{Start: r.Start, OK: r.OK() && r.Latency <= capacityKnee}
@@ -155,7 +158,7 @@ func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.
 		OnStep: func(st maxrate.Step) { s.log.Info("capacity step", "step", st.String()) },
 	}, measure)
 	if err != nil {
-		return c, err
+		return c, sent, err
 	}
 	c.Rate = res.Held
 	for _, st := range res.Steps {
@@ -166,7 +169,7 @@ func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.
 	if c.HarnessLimit > 0 && c.HarnessLimit <= res.Held {
 		c.HarnessLimit = 0 // a retried step that held after all
 	}
-	return c, nil
+	return c, sent, nil
 }
 
 // waitAllReady waits (up to capacitySettle) until every endpoint of the target Service is ready:
