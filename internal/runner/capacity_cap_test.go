@@ -30,10 +30,9 @@ func TestCapOnlyWhenTheHarnessEndedTheSearch(t *testing.T) {
 }
 
 // TestCapSizedFromTheCostOfARequest: etcd's /health cost about 0.3 CPU-ms per request in its
-// first search; with the harness behind at 1920/s and an overload at twice the capacity, the goal
-// is a capacity of 480/s over 3 containers: 48m each.
+// first search; a goal of 480/s over 3 containers is 48m each.
 func TestCapSizedFromTheCostOfARequest(t *testing.T) {
-	if got := capMillicores(capFraction*1920/2, 300*time.Microsecond, 3); got != 48 {
+	if got := capMillicores(480, 300*time.Microsecond, 3); got != 48 {
 		t.Errorf("cap = %dm, want 48m", got)
 	}
 	if got := capMillicores(100, 10*time.Microsecond, 3); got != capFloor {
