@@ -41,7 +41,9 @@ func init() {
 			{Name: "rate", Kind: KindNumber, Doc: "the raised rate in requests per second (this or " + ParamCapacityMultiple + ")"},
 			{Name: ParamCapacityMultiple, Kind: KindNumber, Doc: "raise the load to this multiple of the target's capacity, measured on the " +
 				"scenario's own request by a short step search before the load starts, capped below the rate the harness itself " +
-				"could not send and at 2000/s (every request is kept and judged); the capacity is in the report"},
+				"could not send and at 2000/s (every request is kept and judged); when the harness ran out before the target did and the " +
+				"runner reaches the nodes, the target's containers are CPU-capped (cgroup quota, sized from the CPU a request cost) and " +
+				"searched again, the cap holding to the scenario's end; the capacity and any cap are in the report"},
 			{Name: ParamCapacity, Kind: KindNumber, Doc: "set by the runner from the capacity search (the capacity measured), not by scenarios"},
 		},
 		Check: func(p map[string]string) error {
