@@ -10,9 +10,11 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/probegate/probegate/fixtures/manifests"
 	"github.com/probegate/probegate/internal/cluster"
 	"github.com/probegate/probegate/internal/lint"
 	"github.com/probegate/probegate/internal/version"
+	"github.com/probegate/probegate/scenarios"
 )
 
 func init() { register(newLintCmd) }
@@ -124,14 +126,36 @@ scenario did not complete or could not show it), 130 or 143 interrupted.`,
 	return cmd
 }
 
+// matrixEvidence derives which rules the embedded mutation matrix shows on the embedded fixture
+// variants, as RULES.md lists them.
+func matrixEvidence() ([]lint.MatrixEvidence, error) {
+	_, m, err := scenarios.Load(scenarios.Vocabulary())
+	if err != nil {
+		return nil, fmt.Errorf("lint: load the mutation matrix: %w", err)
+	}
+	rows := make([]lint.MatrixRow, 0, len(m.Mutations))
+	for _, mu := range m.Mutations {
+		rows = append(rows, lint.MatrixRow{Variant: mu.Variant, Scenario: mu.Scenario, Verdicts: mu.Rules()})
+	}
+	ev, err := lint.ShownByMatrix(rows, manifests.Read)
+	if err != nil {
+		return nil, fmt.Errorf("lint: derive the matrix evidence: %w", err)
+	}
+	return ev, nil
+}
+
 func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
 	out := cmd.OutOrStdout()
 	if o.listRules {
+		matrix, err := matrixEvidence()
+		if err != nil {
+			return withCode(ExitError, err)
+		}
 		for i, r := range lint.Rules() {
 			if i > 0 {
 				fmt.Fprintln(out)
 			}
-			if err := lint.WriteRule(out, r); err != nil {
+			if err := lint.WriteRule(out, r, matrix); err != nil {
 				return withCode(ExitError, err)
 			}
 		}
@@ -142,7 +166,11 @@ func runLint(cmd *cobra.Command, o *lintOptions, args []string) error {
 		if !ok {
 			return withCode(ExitError, fmt.Errorf("lint: no rule %q (see probegate lint --list-rules)", o.explain))
 		}
-		return withCode(ExitError, lint.WriteRule(out, r))
+		matrix, err := matrixEvidence()
+		if err != nil {
+			return withCode(ExitError, err)
+		}
+		return withCode(ExitError, lint.WriteRule(out, r, matrix))
 	}
 
 	write, err := lintWriter(o.output)

@@ -120,11 +120,24 @@ func TestLintExitCodes(t *testing.T) {
 					t.Errorf("-o %s output is not JSON: %v", c.name, err)
 				}
 			case c.name == "explain":
-				if !strings.Contains(stdout, "liveness-before-readiness") || !strings.Contains(stdout, "short-freeze") {
+				if !strings.Contains(stdout, "liveness-before-readiness") || !strings.Contains(stdout, "short-freeze") ||
+					!strings.Contains(stdout, "Evidence: ") {
 					t.Errorf("explain output: %s", stdout)
 				}
 			}
 		})
+	}
+}
+
+// TestLintExplainMatrixEvidence checks that --explain derives the mutation matrix's evidence from
+// the embedded matrix and fixtures, as RULES.md lists it.
+func TestLintExplainMatrixEvidence(t *testing.T) {
+	code, stdout, stderr := runMain(t, "lint", "--explain", "PG005")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	if want := "variant deep-liveness, where db-slowness FAILs no-liveness-restarts"; !strings.Contains(stdout, want) {
+		t.Errorf("--explain PG005 does not say %q:\n%s", want, stdout)
 	}
 }
 

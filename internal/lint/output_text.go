@@ -67,11 +67,12 @@ func WriteText(w io.Writer, r *Report) error {
 	return err
 }
 
-// WriteRule prints a rule's documentation for --explain and --list-rules.
-func WriteRule(w io.Writer, r *Rule) error {
+// WriteRule prints a rule's documentation for --explain and --list-rules, with the cluster evidence
+// for it: matrix (from ShownByMatrix) and AppEvidence.
+func WriteRule(w io.Writer, r *Rule, matrix []MatrixEvidence) error {
 	confirm := r.HowToConfirm()
-	_, err := fmt.Fprintf(w, "%s %s (%s)\n  %s\n\n  Why: %s\n\n  Fix: %s\n\n  Confirm: %s\n",
-		r.ID, r.Name, r.Severity, r.Summary, r.Explanation, r.Fix, confirm)
+	_, err := fmt.Fprintf(w, "%s %s (%s)\n  %s\n\n  Why: %s\n\n  Fix: %s\n\n  Confirm: %s\n\n  Evidence: %s\n",
+		r.ID, r.Name, r.Severity, r.Summary, r.Explanation, r.Fix, confirm, EvidenceText(r, matrix))
 	return err
 }
 

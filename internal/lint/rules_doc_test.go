@@ -10,7 +10,7 @@ import (
 
 // rulesMarkdown renders the rule reference: a table, then each rule's explanation, fix and
 // confirming scenario, exactly as the code states them.
-func rulesMarkdown() []byte {
+func rulesMarkdown(matrix []MatrixEvidence) []byte {
 	var b strings.Builder
 	b.WriteString("# probegate lint rules\n\n")
 	b.WriteString("Generated from the rule files by `go test ./internal/lint -run TestRulesMarkdown -update`; ")
@@ -26,7 +26,11 @@ func rulesMarkdown() []byte {
 	b.WriteString("stopped only an entrypoint wrapper leaves no-liveness-restarts PASSing and readiness \"never withdrawn\": ")
 	b.WriteString("that run is inconclusive, saying so, not a refutation. A FAIL of another rule (min-ready-endpoints, ")
 	b.WriteString("failed-requests-budget) shows the fault did something and does not stand in the way.\n\n")
-	b.WriteString("| ID | name | severity | confirmed by |\n| --- | --- | --- | --- |\n")
+	b.WriteString("\"shown on the cluster\" lists the bundled variants whose scenario FAILs a predicted verdict in ")
+	b.WriteString("every `make test` (the mutation matrix, scenarios/mutations.yaml, for variants lint flags with the rule) ")
+	b.WriteString("and the recorded `--confirm` runs on real apps (internal/lint/evidence.go); a refuted finding keeps its ")
+	b.WriteString("severity, since one app's run shows only that app.\n\n")
+	b.WriteString("| ID | name | severity | confirmed by | shown on the cluster |\n| --- | --- | --- | --- | --- |\n")
 	for _, r := range Rules() {
 		confirm := "—"
 		if r.Scenario != "" {
@@ -35,11 +39,12 @@ func rulesMarkdown() []byte {
 				confirm += " FAILs " + strings.Join(r.Predicts, ", ")
 			}
 		}
-		fmt.Fprintf(&b, "| %s | [%s](#%s) | %s | %s |\n", r.ID, r.Name, strings.ToLower(r.ID)+"-"+r.Name, r.Severity, confirm)
+		fmt.Fprintf(&b, "| %s | [%s](#%s) | %s | %s | %s |\n", r.ID, r.Name, strings.ToLower(r.ID)+"-"+r.Name, r.Severity, confirm,
+			EvidenceSummary(r, matrix))
 	}
 	for _, r := range Rules() {
 		fmt.Fprintf(&b, "\n## %s %s\n\n%s (default severity: %s).\n\n%s\n\n**Fix.** %s\n\n", r.ID, r.Name, r.Summary, r.Severity, r.Explanation, r.Fix)
-		fmt.Fprintf(&b, "**Confirm.** %s.\n", r.HowToConfirm())
+		fmt.Fprintf(&b, "**Confirm.** %s.\n\n**Evidence.** %s\n", r.HowToConfirm(), EvidenceText(r, matrix))
 	}
 	return []byte(b.String())
 }
@@ -57,5 +62,5 @@ func faultEffectRules() []string {
 
 // TestRulesMarkdown keeps RULES.md in step with the rules.
 func TestRulesMarkdown(t *testing.T) {
-	golden(t, "RULES.md", rulesMarkdown())
+	golden(t, "RULES.md", rulesMarkdown(matrixEvidence(t)))
 }
