@@ -30,13 +30,13 @@ var AppEvidence = []Evidence{
 			"3 s after SIGTERM, a delay the manifest cannot show; recorded before --confirm required every " +
 			"fault-effect verdict to PASS and none to be INCONCLUSIVE for a refutation",
 		Cluster: "local kind cluster", Date: "2026-12-02"},
-	{Rule: "PG009", App: "miniflux", Version: "2.2.x", Outcome: Confirmed, Scenario: "pod-delete-under-load",
+	{Rule: "PG009", App: "miniflux", Version: "2.3.5", Outcome: Confirmed, Scenario: "pod-delete-under-load",
 		Detail:  "terminating-before-exit FAILed (exited 965 ms after its withdrawal, < 2 s)",
 		Cluster: "local kind cluster", Date: "2026-12-02"},
-	{Rule: "PG002", App: "miniflux", Version: "2.2.x", Outcome: Confirmed, Scenario: "short-freeze",
+	{Rule: "PG002", App: "miniflux", Version: "2.3.5", Outcome: Confirmed, Scenario: "short-freeze",
 		Detail:  "no-liveness-restarts FAILed",
 		Cluster: "local kind cluster", Date: "2026-12-02"},
-	{Rule: "PG006", App: "miniflux", Version: "2.2.x", Outcome: Unconfirmed, Scenario: "db-slowness",
+	{Rule: "PG006", App: "miniflux", Version: "2.3.5", Outcome: Unconfirmed, Scenario: "db-slowness",
 		Detail: "the finding is on deployment/db (pg_isready with a 1 s timeout), but the target file runs " +
 			"deployment/miniflux, not deployment/db",
 		Cluster: "local kind cluster", Date: "2026-12-02"},
