@@ -83,6 +83,8 @@ code=0
 probegate run --profile gate --target "$TARGET" --image "$APP_IMAGE=$CANDIDATE" --out "$OUT/gate" || code=$?
 flag "$code" "gate"
 probegate report "$OUT/gate" --markdown > "$OUT/gate-summary.md" || true
+# Not a workflow step: how long the gate took to its verdicts (FIGURE time-to-verdict-gate).
+go run ./hack/gatefig "$OUT/gate" || true
 
 step "artifacts (the workflow uploads these)"
 for f in "$OUT"/nightly/report.html "$OUT"/nightly/junit.xml "$OUT"/gate/report.html "$OUT"/gate/junit.xml "$OUT"/*-summary.md; do
