@@ -62,3 +62,37 @@ func TestPropagationPerNode(t *testing.T) {
 		t.Errorf("line %q", line)
 	}
 }
+
+// TestDoorPropagation: through an ingress controller, the lag is the last request the controller
+// sent a withdrawn pod (its record's upstream) after the withdrawal; requests before it, to other
+// pods, or not through the door do not count.
+func TestDoorPropagation(t *testing.T) {
+	const s = time.Second
+	ep := func(t time.Duration, pod string, ready bool) timeline.Entry {
+		return timeline.Entry{T: t, Kind: timeline.KindEndpoint, Pod: pod, Endpoint: &timeline.EndpointTransition{
+			Change: timeline.EndpointChanged, Address: "10.0.0." + pod, To: &timeline.EndpointState{Ready: ready, Serving: ready}}}
+	}
+	entries := []timeline.Entry{ep(0, "a", true), ep(0, "b", true), ep(10*s, "a", false), ep(20*s, "b", false)}
+	door := func(at time.Duration, pod string) timeline.Request {
+		return timeline.Request{T: at, Pod: pod, Upstream: "10.0.0." + pod + ":8080", Status: 200}
+	}
+	reqs := []timeline.Request{
+		door(9*s, "a"), door(10*s+300*time.Millisecond, "a"), door(11*s+500*time.Millisecond, "a"), // a: 1.5 s late, 2 requests
+		door(12*s, "b"), {T: 21 * s, Pod: "b", Status: 200}, // b: none through the door after 20 s
+	}
+	got := doorPropagation(entries, reqs)
+	if got == nil || got.Withdrawals != 2 || got.Late != 1 || got.Requests != 2 || got.Max != 1500*time.Millisecond || got.Median != 1500*time.Millisecond {
+		t.Fatalf("door propagation %+v", got)
+	}
+	if line := doorLine(got); !strings.Contains(line, "median 1500 ms max 1500 ms after it, over 2 withdrawals (2 requests sent to a withdrawn pod, after 1 of them)") {
+		t.Errorf("line %q", line)
+	}
+	var plain []timeline.Request
+	for _, q := range reqs {
+		q.Upstream = ""
+		plain = append(plain, q)
+	}
+	if doorPropagation(entries, plain) != nil || doorLine(nil) != "" {
+		t.Error("want no door figures when no request went through a door's record")
+	}
+}

@@ -19,6 +19,9 @@ type Summary struct {
 	Faults   []FaultInterval `json:"faults,omitempty"`
 	// Propagation is each watched node's kube-proxy lag after the run's withdrawals.
 	Propagation []NodePropagation `json:"propagation,omitempty"`
+	// Door is the front door's lag after the run's withdrawals, when the load went through one
+	// that keeps its own record (an ingress controller); kube-proxy is then not on the load's path.
+	Door *DoorPropagation `json:"doorPropagation,omitempty"`
 	// Host is how starved for CPU the machine running a local cluster was (nil for a remote one).
 	Host *HostFigures `json:"host,omitempty"`
 }
@@ -77,6 +80,7 @@ func Summarise(entries []timeline.Entry, reqs []timeline.Request) Summary {
 	s.Requests = requestFigures(entries, reqs)
 	s.Faults = FaultIntervals(entries, s.Span)
 	s.Propagation = propagation(entries, reqs)
+	s.Door = doorPropagation(entries, reqs)
 	s.Host = hostFigures(entries)
 
 	pods := map[string]*PodFigures{}

@@ -76,6 +76,9 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 			if line := propagationLine(s.Summary.Propagation); line != "" {
 				fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))
 			}
+			if line := doorLine(s.Summary.Door); line != "" {
+				fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))
+			}
 			if line := hostLine(s.Summary.Host); line != "" {
 				fmt.Fprintf(&b, "  %s\n", paint(ansiYellow, line))
 			}
