@@ -180,6 +180,12 @@ func TestReportJSONMatchesSchema(t *testing.T) {
 	r := reportstest.SampleReport(5)
 	r.Scenarios[1].Error = "deploy target: timed out"
 	r.Scenarios[1].Verdicts = nil
+	r.Scenarios[0].Capacity = &reports.Capacity{Rate: 480, Saturated: true, Steps: []string{"480 rps held"},
+		Cap: &reports.CapacityCap{Millicores: 25, Containers: 3, CPUPerRequest: 0.325, Uncapped: reports.Capacity{Rate: 2000}}}
+	if r.Scenarios[0].Summary == nil {
+		t.Fatal("the sample report's first scenario has no summary")
+	}
+	r.Scenarios[0].Summary.Door = &reports.DoorPropagation{Withdrawals: 2, Late: 1, Requests: 3, Median: time.Second, Max: 2 * time.Second}
 	r.Scenarios[0].Connections = []reports.Connection{
 		{Client: 0, Local: "172.18.0.1:40000", Remote: "172.18.0.2:30080", OpenedAt: r.Started, Calls: 40,
 			FirstCall: r.Started, LastCall: r.Started.Add(time.Second), Pods: map[string]uint64{"web-0": 40}, Pod: "web-0"},
