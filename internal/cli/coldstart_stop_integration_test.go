@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,20 +25,9 @@ func TestIntegrationColdStartStopModeFails(t *testing.T) {
 	}
 	bin := buildProbegate(t, root)
 	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(bin, "run", "--target", filepath.Join("fixtures", "nodb", "no-startup-probe.target.yaml"),
+	code, stdout, stderr := runBuilt(t, bin, root, "run", "--target", filepath.Join("fixtures", "nodb", "no-startup-probe.target.yaml"),
 		"--scenario", "cold-start", "--out", out)
-	cmd.Dir = root
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	code := 0
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			t.Fatalf("run: %v", err)
-		}
-		code = exit.ExitCode()
-	}
-	t.Logf("stdout:\n%s\nstderr (tail): %s", stdout.String(), tail(stderr.String(), 2000))
+	t.Logf("stdout:\n%s\nstderr (tail): %s", stdout, tail(stderr, 2000))
 	if code != ExitFail {
 		t.Errorf("exit %d, want %d", code, ExitFail)
 	}

@@ -265,3 +265,21 @@ func buildProbegate(t *testing.T, root string) string {
 	}
 	return bin
 }
+
+// runBuilt runs the built probegate bin in root with args and returns its exit code and output; it
+// fails the test when the binary could not be started.
+func runBuilt(t *testing.T, bin, root string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = root
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("run %v: %v", args, err)
+		}
+		code = exit.ExitCode()
+	}
+	return code, out.String(), errOut.String()
+}

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,20 +45,9 @@ func TestIntegrationStatefulSetRollouts(t *testing.T) {
 			t.Parallel()
 			time.Sleep(time.Duration(i) * statefulSetStagger)
 			out := filepath.Join(t.TempDir(), "out")
-			cmd := exec.Command(bin, "run", "--target", filepath.Join("fixtures", "statefulset", tc.target+".target.yaml"),
+			code, stdout, stderr := runBuilt(t, bin, root, "run", "--target", filepath.Join("fixtures", "statefulset", tc.target+".target.yaml"),
 				"--scenario", "rolling-update-under-load", "--scenario", "cold-start", "--out", out)
-			cmd.Dir = root
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			code := 0
-			if err := cmd.Run(); err != nil {
-				var exit *exec.ExitError
-				if !errors.As(err, &exit) {
-					t.Fatalf("run: %v", err)
-				}
-				code = exit.ExitCode()
-			}
-			t.Logf("stdout:\n%s\nstderr (tail): %s", stdout.String(), tail(stderr.String(), 2000))
+			t.Logf("stdout:\n%s\nstderr (tail): %s", stdout, tail(stderr, 2000))
 			rep, err := reports.LoadDir(out)
 			if err != nil {
 				t.Fatal(err)

@@ -307,7 +307,7 @@ func (c *ColdStart) bootProof(p *corev1.Pod, now time.Time, final bool) (done, o
 	created := p.CreationTimestamp.Time
 	what := fmt.Sprintf("new pod %s (%s)", p.Name, c.slowing().setting())
 	shows, _ := c.slowing().shows()
-	cs := containerStatus(p, c.Container)
+	cs := ContainerStatus(p, c.Container)
 	if cs == nil || (cs.State.Running == nil && cs.LastTerminationState.Terminated == nil) {
 		waiting := ""
 		if cs != nil && cs.State.Waiting != nil {
@@ -381,8 +381,8 @@ func (c *ColdStart) what() string {
 	return strings.ToLower(c.Workload.Kind()) + " " + c.Workload.Name()
 }
 
-// containerStatus returns the status of the named container of p (the first when name is "").
-func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+// ContainerStatus returns the status of the named container of p (the first when name is "").
+func ContainerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
 	if name == "" && len(p.Spec.Containers) > 0 {
 		name = p.Spec.Containers[0].Name
 	}

@@ -158,7 +158,7 @@ func (c *cpuStart) liftedLimit() resource.Quantity {
 func slowestBoot(pods []corev1.Pod, container string) time.Duration {
 	out := time.Duration(-1)
 	for i := range pods {
-		cs := containerStatus(&pods[i], container)
+		cs := ContainerStatus(&pods[i], container)
 		if cs == nil || cs.State.Running == nil {
 			continue
 		}
@@ -237,7 +237,7 @@ func (c *ColdStart) runningNew(p *corev1.Pod, before map[string]bool, slow slowS
 	if before[string(p.UID)] || p.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	cs := containerStatus(p, c.Container)
+	cs := ContainerStatus(p, c.Container)
 	ctr := podContainer(p, c.Container)
 	if cs == nil || cs.State.Running == nil || ctr == nil || !slow.carries(*ctr) {
 		return nil, nil

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/probegate/probegate/internal/cpucap"
@@ -153,7 +152,7 @@ func (s *scenarioRun) targetContainers(ctx context.Context) ([]cpucap.Container,
 		if p.DeletionTimestamp != nil {
 			continue
 		}
-		if cs := targetStatus(&p, s.target.Container); cs != nil && cs.State.Running != nil && cs.ContainerID != "" {
+		if cs := faults.ContainerStatus(&p, s.target.Container); cs != nil && cs.State.Running != nil && cs.ContainerID != "" {
 			_, id, _ := strings.Cut(cs.ContainerID, "://")
 			out = append(out, cpucap.Container{Node: p.Spec.NodeName, ID: id})
 		}
@@ -162,19 +161,6 @@ func (s *scenarioRun) targetContainers(ctx context.Context) ([]cpucap.Container,
 		return nil, fmt.Errorf("no running container %q in the pods of %s", s.target.Container, s.target.Selector)
 	}
 	return out, nil
-}
-
-// targetStatus is the status of p's container name (the first container's when name is "").
-func targetStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
-	if name == "" && len(p.Spec.Containers) > 0 {
-		name = p.Spec.Containers[0].Name
-	}
-	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == name {
-			return &p.Status.ContainerStatuses[i]
-		}
-	}
-	return nil
 }
 
 // cpuUsed is the CPU time the containers have used, together.
