@@ -24,22 +24,32 @@ type Evidence struct {
 var AppEvidence = []Evidence{
 	{Rule: "PG002", App: "podinfo", Version: "6.9.2", Outcome: Confirmed, Scenario: "short-freeze",
 		Detail:  "no-liveness-restarts FAILed (1 liveness restart)",
-		Cluster: "local kind cluster", Date: "2026-12-02"},
+		Cluster: "local kind cluster", Date: "2026-12-03"},
 	{Rule: "PG009", App: "podinfo", Version: "6.9.2", Outcome: Refuted, Scenario: "pod-delete-under-load",
-		Detail: "failed-requests-budget and terminating-before-exit PASSed: podinfo fails /readyz and keeps serving " +
-			"3 s after SIGTERM, a delay the manifest cannot show; recorded before --confirm required every " +
-			"fault-effect verdict to PASS and none to be INCONCLUSIVE for a refutation",
-		Cluster: "local kind cluster", Date: "2026-12-02"},
+		Detail: "failed-requests-budget and terminating-before-exit PASSed, every fault-effect verdict PASSed and none " +
+			"was INCONCLUSIVE: podinfo fails /readyz and keeps serving 3 s after SIGTERM, a delay the manifest cannot show",
+		Cluster: "local kind cluster", Date: "2026-12-03"},
 	{Rule: "PG009", App: "miniflux", Version: "2.3.5", Outcome: Confirmed, Scenario: "pod-delete-under-load",
-		Detail:  "terminating-before-exit FAILed (exited 965 ms after its withdrawal, < 2 s)",
-		Cluster: "local kind cluster", Date: "2026-12-02"},
+		Detail: "failed-requests-budget FAILed (4 of 1200 failed, during termination) and terminating-before-exit " +
+			"FAILed (exited 510 ms after its withdrawal, < 2 s)",
+		Cluster: "local kind cluster", Date: "2026-12-03"},
 	{Rule: "PG002", App: "miniflux", Version: "2.3.5", Outcome: Confirmed, Scenario: "short-freeze",
-		Detail:  "no-liveness-restarts FAILed",
-		Cluster: "local kind cluster", Date: "2026-12-02"},
+		Detail:  "no-liveness-restarts FAILed (1 liveness restart)",
+		Cluster: "local kind cluster", Date: "2026-12-03"},
 	{Rule: "PG006", App: "miniflux", Version: "2.3.5", Outcome: Unconfirmed, Scenario: "db-slowness",
 		Detail: "the finding is on deployment/db (pg_isready with a 1 s timeout), but the target file runs " +
 			"deployment/miniflux, not deployment/db",
-		Cluster: "local kind cluster", Date: "2026-12-02"},
+		Cluster: "local kind cluster", Date: "2026-12-03"},
+	{Rule: "PG002", App: "etcd", Version: "3.6.0", Outcome: Confirmed, Scenario: "short-freeze",
+		Detail:  "no-liveness-restarts FAILed (1 liveness restart: liveness fires 20–35 s into a stall, readiness withdraws only after up to 2 m 35 s)",
+		Cluster: "local kind cluster", Date: "2026-12-03"},
+	{Rule: "PG003", App: "etcd", Version: "3.6.0", Outcome: Refuted, Scenario: "cold-start",
+		Detail: "startup-not-killed PASSed: a boot held 25 s was not killed (the finding, info there, says liveness " +
+			"waits 15 s + (F−1)·P = 35 s, past that)",
+		Cluster: "local kind cluster", Date: "2026-12-03"},
+	{Rule: "PG007", App: "etcd", Version: "3.6.0", Outcome: Unconfirmed, Scenario: "db-outage",
+		Detail:  "etcd declares no dependency, so db-outage does not apply to it (and no verdict of db-outage judges PG007)",
+		Cluster: "local kind cluster", Date: "2026-12-03"},
 }
 
 // MatrixRow is one row of the mutation matrix (scenarios/mutations.yaml): running Scenario against
@@ -188,5 +198,24 @@ func EvidenceText(r *Rule, matrix []MatrixEvidence) string {
 	for _, e := range apps {
 		sentences = append(sentences, fmt.Sprintf("%s %s (%s, %s): %s by %s; %s.", e.App, e.Version, e.Cluster, e.Date, e.Outcome, e.Scenario, e.Detail))
 	}
+	if b := SeverityBasis[r.ID]; b != "" {
+		sentences = append(sentences, "Severity "+r.Severity.String()+": "+b)
+	}
 	return strings.Join(sentences, " ")
+}
+
+// SeverityBasis says, for each rule the runs on real apps speak to, how that evidence bears on its
+// severity.
+var SeverityBasis = map[string]string{
+	"PG002": "on every real app run a stall readiness alone would have ridden out ended in a liveness restart; " +
+		"readiness had withdrawn the pod first, so the restart cost the pod's work in flight and a cold start, " +
+		"not the Service's requests: a warning, not an error.",
+	"PG009": "requests lost at exit on miniflux; refuted on podinfo, whose own code fails readiness and keeps serving " +
+		"after SIGTERM, a delay no manifest shows: an error would fail such apps for what they already do, so a " +
+		"warning, which `probegate.dev/withdrawal-seconds` answers by stating the delay.",
+	"PG003": "from the matrix (no-startup-probe: cold-start's liveness kills pods still booting); on etcd the " +
+		"finding was lowered to info because liveness waits past its 30 s budget, and cold-start refuted it (no " +
+		"kill in a boot held 25 s): the lowering holds.",
+	"PG006": "from the matrix (identical-probes: db-slowness restarts every pod and empties the Service); the one " +
+		"real app's finding was on its database's own Deployment, which no scenario there loads.",
 }

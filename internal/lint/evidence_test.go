@@ -128,3 +128,20 @@ func TestAppEvidence(t *testing.T) {
 		}
 	}
 }
+
+// TestSeverityBasisRestsOnRuns: a severity basis is written only for a rule some recorded run speaks
+// to, and every rule a run confirmed or refuted on a real app has one.
+func TestSeverityBasisRestsOnRuns(t *testing.T) {
+	ran := map[string]bool{}
+	for _, e := range AppEvidence {
+		ran[e.Rule] = true
+		if (e.Outcome == Confirmed || e.Outcome == Refuted) && SeverityBasis[e.Rule] == "" {
+			t.Errorf("%s was %s on %s but RULES.md says nothing of what that means for its severity", e.Rule, e.Outcome, e.App)
+		}
+	}
+	for id := range SeverityBasis {
+		if !ran[id] {
+			t.Errorf("severity basis for %s, which no recorded run speaks to", id)
+		}
+	}
+}
