@@ -132,60 +132,13 @@ func propagationLine(ps []NodePropagation) string {
 	return "kube-proxy after a withdrawal: " + strings.Join(parts, "; ")
 }
 
-// DoorPropagation is how long a front door that keeps its own record (an ingress controller) went
-// on sending new requests to a pod after the EndpointSlice withdrew it: the controller watches the
-// slices itself and balances over its own connections to the pods, so this hop replaces
-// kube-proxy's on the load's path. Measured from the door's record of each request's upstream.
-type DoorPropagation struct {
-	// Withdrawals counts the withdrawals judged; Late those after which the door still sent the pod
-	// a request, and Requests how many such requests it sent.
-	Withdrawals int `json:"withdrawals"`
-	Late        int `json:"late,omitempty"`
-	Requests    int `json:"requests,omitempty"`
-	// Median and Max are over the withdrawals: the start of the last request the door sent the pod
-	// after its withdrawal, less the withdrawal (0 when it sent none).
-	Median time.Duration `json:"median"`
-	Max    time.Duration `json:"max"`
-}
+// DoorPropagation is the front door's own lag after a withdrawal (timeline.DoorLag): the hop that
+// replaces kube-proxy's on the load's path when a controller keeps its own record.
+type DoorPropagation = timeline.DoorLag
 
-// doorPropagation measures the door's lag from the requests it attributed (Upstream set) against
-// the run's withdrawals; nil when no request went through a door's record.
+// doorPropagation measures the door's lag (nil when no request went through a door's record).
 func doorPropagation(entries []timeline.Entry, reqs []timeline.Request) *DoorPropagation {
-	through := false
-	for _, q := range reqs {
-		if q.Upstream != "" || q.NoUpstream {
-			through = true
-			break
-		}
-	}
-	if !through {
-		return nil
-	}
-	ws := timeline.Endpoints(entries).Withdrawals()
-	if len(ws) == 0 {
-		return nil
-	}
-	dp := &DoorPropagation{Withdrawals: len(ws)}
-	lags := make([]time.Duration, 0, len(ws))
-	for _, w := range ws {
-		var lag time.Duration
-		late := 0
-		for _, q := range reqs {
-			if q.Upstream == "" || q.Pod != w.Pod || q.T < w.From.T || q.T >= w.Back {
-				continue
-			}
-			late++
-			lag = max(lag, q.T-w.From.T)
-		}
-		if late > 0 {
-			dp.Late++
-			dp.Requests += late
-		}
-		lags = append(lags, lag)
-	}
-	slices.Sort(lags)
-	dp.Median, dp.Max = lags[len(lags)/2], lags[len(lags)-1]
-	return dp
+	return timeline.MeasureDoorLag(entries, reqs)
 }
 
 // doorLine is the terminal's line on the front door's lag ("" without one).

@@ -3,6 +3,7 @@ package verdict_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probegate/probegate/internal/verdict"
 	vt "github.com/probegate/probegate/internal/verdict/verdicttest"
@@ -78,6 +79,57 @@ func TestTerminatingBeforeExitEarliestExit(t *testing.T) {
 			}
 			if c.evidence != "" && !hasEvidence(res, c.evidence) {
 				t.Errorf("no evidence with %q: %+v", c.evidence, res.Evidence)
+			}
+		})
+	}
+}
+
+// #28: through a front door that keeps its own record, the hop that goes on sending a withdrawn pod
+// requests is the door's, and its measured lag is the lead the process must show when it is longer
+// than the oracle's propagation (2 s here); a shorter one never lowers the bound.
+func TestTerminatingBeforeExitDoorLag(t *testing.T) {
+	// a is withdrawn at 10.05 s, killed at 10.1 s and exits at 13 s (seen 13.3 s): a 2.9–3.2 s lead.
+	run := func(doorLast time.Duration, via bool) *vt.Builder {
+		b := deleteUnderLoad().Killing(ms(10100), "a").Removed(ms(13500), "a").ExitedReported(ms(13300), 13*s, "a", 0)
+		for _, at := range []time.Duration{9 * s, doorLast} {
+			b.OK(at, "a")
+			if via {
+				b.Via("10.244.0.7:8080")
+			}
+		}
+		return b
+	}
+	cases := []struct {
+		name           string
+		run            *vt.Builder
+		want           verdict.Status
+		expected, evid string
+	}{
+		// The door sent a a request 3.35 s after its withdrawal (after its exit: a 502): a process
+		// gone 3.2 s after the kill left requests the door still sent it.
+		{name: "door slower than the lead", run: run(ms(13400), true), want: verdict.Fail,
+			expected: "at least 3.35s (the front door's lag", evid: "the front door may send it new requests for up to 3.35s"},
+		// The same requests through kube-proxy (no door record): the oracle's 2 s holds.
+		{name: "no door: the oracle's propagation", run: run(ms(13400), false), want: verdict.Pass,
+			expected: "at least 2s (propagation)"},
+		// A quick door (0.3 s) does not lower the 2 s bound.
+		{name: "door quicker than propagation", run: run(ms(10350), true), want: verdict.Pass,
+			expected: "the front door's own lag was at most 300ms"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := verdict.Evaluate(c.run.Input(), verdict.Spec{Rule: "terminating-before-exit"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != c.want {
+				t.Fatalf("%s, want %s: %s (%s; unshown %q)", res.Status, c.want, res.Observed, res.Expected, res.Unshown)
+			}
+			if !strings.Contains(res.Expected, c.expected) {
+				t.Errorf("expected %q, want it to contain %q", res.Expected, c.expected)
+			}
+			if c.evid != "" && !hasEvidence(res, c.evid) {
+				t.Errorf("no evidence with %q: %+v", c.evid, res.Evidence)
 			}
 		})
 	}

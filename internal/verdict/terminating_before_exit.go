@@ -23,7 +23,10 @@ func init() {
 			"exit (finishedAt + 1s, or when it was seen) clears it, when the Killing event is missing (events are lossy), " +
 			"or when no container exit was seen but the pod's deletion (which comes later), that pod is INCONCLUSIVE, " +
 			"saying why. A lead short even from the latest exit, counted from the withdrawal when no Killing event was seen, fails. " +
-			"In a pod of several containers the exit judged is the app's container's (the oracle's: the one whose probes are under test).",
+			"In a pod of several containers the exit judged is the app's container's (the oracle's: the one whose probes are under test). " +
+			"Through a front door that keeps its own record (an ingress controller), that door is what goes on sending a withdrawn pod " +
+			"requests: when its lag measured in the run (the last request its access log sent a pod after the pod's withdrawal) is longer " +
+			"than the propagation, it is the lead required; a quicker door never lowers the bound.",
 		Params: []ParamSpec{
 			{Name: "pods", Kind: KindList, Doc: "only judge these pods (default: every deleted pod)"},
 			{Name: "min-lead", Kind: KindDuration, Doc: "how long the process must outlive its withdrawal; default the oracle's propagation (any value given is a tolerance; 0 is refused)",
@@ -35,8 +38,8 @@ func init() {
 }
 
 func judgeTerminatingBeforeExit(in Input) Result {
-	minLeadWant := in.Params.Duration("min-lead", in.Oracle.Propagation)
-	r := Result{Status: Pass, Expected: fmt.Sprintf("each deleted pod's endpoint ready=false/terminating at least %s (propagation) before its process exits", dur(minLeadWant))}
+	minLeadWant, basis, router := leadBound(in)
+	r := Result{Status: Pass, Expected: fmt.Sprintf("each deleted pod's endpoint ready=false/terminating at least %s (%s) before its process exits", dur(minLeadWant), basis)}
 	if _, skipped := in.selectedFaults(); len(skipped) > 0 && len(deletedPods(in)) == 0 {
 		return skippedResult(skipped)
 	}
@@ -108,8 +111,8 @@ func judgeTerminatingBeforeExit(in Input) Result {
 		switch {
 		case latest < minLeadWant:
 			r.failAt(exit.T)
-			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) only %s after %s: kube-proxy may route new connections to it for up to %s",
-				name, exitWords(exit), dur(latest), since, dur(minLeadWant)))
+			r.add(atEntry(exit.T, exit.Seq, "%s exited (%s) only %s after %s: %s for up to %s",
+				name, exitWords(exit), dur(latest), since, router, dur(minLeadWant)))
 			observed = append(observed, fmt.Sprintf("%s exited %s after its withdrawal or kill (< %s)", name, dur(latest), dur(minLeadWant)))
 			continue
 		case !killed:
@@ -140,6 +143,29 @@ func judgeTerminatingBeforeExit(in Input) Result {
 		r.figure("min_lead_s", minLead)
 	}
 	return r
+}
+
+// leadBound is the lead each process must show, what it rests on, and what may still send the pod
+// new work meanwhile. The oracle's propagation is kube-proxy's; when the load came through a front
+// door that keeps its own record (an ingress controller), that door is the hop that goes on
+// sending a withdrawn pod requests, and its lag measured in this run (timeline.MeasureDoorLag)
+// raises the bound when it is longer. It never lowers it: one run's lag is a sample, and the
+// oracle's allowance stays the floor. A min-lead parameter replaces both (a tolerance).
+func leadBound(in Input) (time.Duration, string, string) {
+	if in.Params.Has("min-lead") {
+		return in.Params.Duration("min-lead", 0), "min-lead", "kube-proxy may route new connections to it"
+	}
+	want := in.Oracle.Propagation
+	door := timeline.MeasureDoorLag(in.Entries, in.Requests)
+	if door == nil {
+		return want, "propagation", "kube-proxy may route new connections to it"
+	}
+	router := "the front door may send it new requests"
+	if door.Max > want {
+		return door.Max, fmt.Sprintf("the front door's lag: it sent a withdrawn pod requests up to %s after its withdrawal, its access log, above the %s propagation",
+			dur(door.Max), dur(want)), router
+	}
+	return want, fmt.Sprintf("propagation; the front door's own lag was at most %s, its access log", dur(door.Max)), router
 }
 
 // deletedPods returns the pods with a deletion on the timeline (restricted by "pods"), sorted.

@@ -357,6 +357,13 @@ func (b *Builder) Resent(t time.Duration, pod string) *Builder {
 	return b
 }
 
+// Via marks the request added last as sent through a front door that keeps its own record (an
+// ingress controller), which names the pod address it sent it to.
+func (b *Builder) Via(upstream string) *Builder {
+	b.requests[len(b.requests)-1].Upstream = upstream
+	return b
+}
+
 // Opened dates the connection of the request added last: opened at t (on the timeline), not reused.
 func (b *Builder) Opened(t time.Duration) *Builder {
 	q := &b.requests[len(b.requests)-1]
