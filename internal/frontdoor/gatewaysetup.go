@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 )
 
@@ -83,6 +85,9 @@ func setupGateway(ctx context.Context, c Cluster) error {
 		if err := waitEstablished(ctx, c.Dynamic, crd.GetName()); err != nil {
 			return err
 		}
+	}
+	if err := waitDiscovered(ctx, c.Client); err != nil {
+		return err
 	}
 	for _, o := range []struct {
 		res schema.GroupVersionResource
@@ -198,6 +203,37 @@ func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) er
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// waitDiscovered waits until the API server's discovery lists the Gateway API kinds the scenarios
+// apply: the deployer's REST mapper reads discovery once, at the first install.
+func waitDiscovered(ctx context.Context, client kubernetes.Interface) error {
+	ctx, cancel := context.WithTimeout(ctx, crdEstablishTimeout)
+	defer cancel()
+	for {
+		list, err := client.Discovery().ServerResourcesForGroupVersion(gatewayVersion)
+		if err == nil && servesKinds(list, "Gateway", "HTTPRoute") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = errors.New("Gateway and HTTPRoute not listed")
+			}
+			return fmt.Errorf("discovery of %s within %s: %w", gatewayVersion, crdEstablishTimeout, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// servesKinds reports whether list has every one of kinds.
+func servesKinds(list *metav1.APIResourceList, kinds ...string) bool {
+	for _, k := range kinds {
+		if !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Kind == k }) {
+			return false
+		}
+	}
+	return true
 }
 
 func established(crd *unstructured.Unstructured) bool {

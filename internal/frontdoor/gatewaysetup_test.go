@@ -2,6 +2,7 @@ package frontdoor
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,10 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // modCache is the Go module cache's directory; the test skips when there is none.
@@ -120,5 +126,101 @@ func TestGatewayReaderGrantsReadsOnly(t *testing.T) {
 	}
 	if gatewayClassObject().GetLabels()["app.kubernetes.io/part-of"] != "probegate" || !strings.HasSuffix(gatewayClassSelector, "=probegate") {
 		t.Error("the class does not carry the label Traefik selects it by")
+	}
+}
+
+// fakeGatewayAPI is a module directory holding two CRDs of the door's release.
+func fakeGatewayAPI(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	std := filepath.Join(dir, "config", "crd", "standard")
+	if err := os.MkdirAll(std, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, plural := range []string{"gateways", "httproutes"} {
+		crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + plural + "." + gatewayGroup +
+			"\n  annotations: {" + bundleVersionAnnot + ": " + GatewayAPIVersion + "}\nspec: {group: " + gatewayGroup + "}\n"
+		if err := os.WriteFile(filepath.Join(std, gatewayGroup+"_"+plural+".yaml"), []byte(crd), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(std, "kustomization.yaml"), []byte("resources: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// fakeCluster answers applies with what was applied, established, and records them; discovery lists
+// the Gateway API's kinds.
+func fakeCluster(t *testing.T, existing ...runtime.Object) (Cluster, *[]string) {
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{crdResource: "CustomResourceDefinitionList"}, existing...)
+	var applied []string
+	dyn.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.PatchAction)
+		if p.GetPatchType() != types.ApplyPatchType {
+			t.Errorf("%s %s: not a server-side apply", a.GetResource().Resource, p.GetName())
+		}
+		applied = append(applied, a.GetResource().Resource+"/"+p.GetName())
+		o := &unstructured.Unstructured{}
+		if err := o.UnmarshalJSON(p.GetPatch()); err != nil {
+			t.Fatal(err)
+		}
+		return true, o, nil
+	})
+	dyn.PrependReactor("get", "customresourcedefinitions", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		name := a.(k8stesting.GetAction).GetName()
+		if !slices.Contains(applied, "customresourcedefinitions/"+name) {
+			return false, nil, nil // the tracker's: what the cluster had
+		}
+		o := crdObject(name, GatewayAPIVersion)
+		_ = unstructured.SetNestedSlice(o.Object, []any{map[string]any{"type": "Established", "status": "True"}}, "status", "conditions")
+		return true, o, nil
+	})
+	client := fake.NewClientset()
+	client.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{{
+		GroupVersion: gatewayVersion,
+		APIResources: []metav1.APIResource{{Name: "gateways", Kind: "Gateway"}, {Name: "httproutes", Kind: "HTTPRoute"}},
+	}}
+	return Cluster{Client: client, Dynamic: dyn}, &applied
+}
+
+func TestSetupGatewayInstallsOnce(t *testing.T) {
+	dir := fakeGatewayAPI(t)
+	gatewayAPIDir = func(context.Context) (string, error) { return dir, nil }
+	t.Cleanup(func() { gatewayAPIDir = downloadGatewayAPI })
+	shared := []string{"gatewayclasses/" + GatewayClass, "clusterroles/" + gatewayReader, "clusterrolebindings/" + gatewayReader}
+
+	c, applied := fakeCluster(t)
+	if err := Setup(context.Background(), "gateway", c); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{"customresourcedefinitions/gateways." + gatewayGroup, "customresourcedefinitions/httproutes." + gatewayGroup}, shared...)
+	if !slices.Equal(*applied, want) {
+		t.Errorf("first run applied %v, want %v", *applied, want)
+	}
+
+	// A later run finds the CRDs at the release: only the class and the reader are applied again.
+	established := func(name string) runtime.Object {
+		o := crdObject(name, GatewayAPIVersion)
+		_ = unstructured.SetNestedSlice(o.Object, []any{map[string]any{"type": "Established", "status": "True"}}, "status", "conditions")
+		return o
+	}
+	c, applied = fakeCluster(t, established("gateways."+gatewayGroup), established("httproutes."+gatewayGroup))
+	if err := Setup(context.Background(), "gateway", c); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(*applied, shared) {
+		t.Errorf("later run applied %v, want %v", *applied, shared)
+	}
+
+	gatewayAPIDir = func(context.Context) (string, error) {
+		return "", errors.New("go mod download sigs.k8s.io/gateway-api@v1.4.0: no network")
+	}
+	if err := Setup(context.Background(), "gateway", c); err == nil || !strings.Contains(err.Error(), "front door gateway: cluster set-up: go mod download") {
+		t.Errorf("err = %v", err)
+	}
+	if err := Setup(context.Background(), "ingress", Cluster{}); err != nil {
+		t.Errorf("the ingress door has no set-up: %v", err)
 	}
 }
