@@ -82,6 +82,19 @@ type backendRef struct {
 	Weight    *int32  `json:"weight"`
 }
 
+// isService reports whether b is a Service's: group "" or core (Traefik's name for it), kind Service.
+func (b backendRef) isService() bool {
+	g, k := deref(b.Group), derefOr(b.Kind, "Service")
+	return (g == "" || g == "core") && k == "Service"
+}
+
+func (b backendRef) groupKind() string {
+	if g := deref(b.Group); g != "" {
+		return g + "/" + derefOr(b.Kind, "Service")
+	}
+	return derefOr(b.Kind, "Service")
+}
+
 func (b backendRef) port() string {
 	if b.Port == nil {
 		return "(none)"
@@ -144,8 +157,8 @@ func checkBackendRefs(name string, route *httpRoute, in Input) error {
 	services := servicesOf(in.Objects)
 	for _, rule := range route.Spec.Rules {
 		for _, b := range rule.BackendRefs {
-			if g := deref(b.Group); (g != "" && g != "core") || deref(b.Kind) != "" && deref(b.Kind) != "Service" {
-				return fmt.Errorf("httproute %s: a backendRef of kind %s/%s (%s): only Services are served", name, deref(b.Group), deref(b.Kind), b.Name)
+			if !b.isService() {
+				return fmt.Errorf("httproute %s: a backendRef of kind %s (%s): only Services are served", name, b.groupKind(), b.Name)
 			}
 			if ns := deref(b.Namespace); ns != "" {
 				return fmt.Errorf("httproute %s: routes to service %s in namespace %s: a backend must be in the route's own namespace (each scenario's)", name, b.Name, ns)

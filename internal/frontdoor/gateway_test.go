@@ -278,3 +278,21 @@ func checkGatewayObject(t *testing.T, o *unstructured.Unstructured) {
 		t.Errorf("listener %v", l)
 	}
 }
+
+func TestBackendRefKinds(t *testing.T) {
+	s := func(v string) *string { return &v }
+	for _, tc := range []struct {
+		ref  backendRef
+		ok   bool
+		name string
+	}{
+		{backendRef{}, true, "Service"},
+		{backendRef{Group: s("core"), Kind: s("Service")}, true, "core/Service"},
+		{backendRef{Kind: s("TraefikService")}, false, "TraefikService"},
+		{backendRef{Group: s("example.com"), Kind: s("Bucket")}, false, "example.com/Bucket"},
+	} {
+		if tc.ref.isService() != tc.ok || tc.ref.groupKind() != tc.name {
+			t.Errorf("%+v: service %v, kind %s", tc.ref, tc.ref.isService(), tc.ref.groupKind())
+		}
+	}
+}
