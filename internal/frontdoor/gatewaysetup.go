@@ -159,6 +159,7 @@ func readCRDs(dir string) ([]*unstructured.Unstructured, error) {
 		if o.GetKind() != "CustomResourceDefinition" {
 			return nil, fmt.Errorf("gateway API CRDs: %s is a %s, not a CustomResourceDefinition", filepath.Base(f), o.GetKind())
 		}
+		unstructured.RemoveNestedField(o.Object, "status") // the API server's to write
 		out = append(out, o)
 	}
 	if len(out) == 0 {

@@ -67,6 +67,9 @@ func TestReadGatewayCRDs(t *testing.T) {
 		if v := c.GetAnnotations()[bundleVersionAnnot]; v != GatewayAPIVersion {
 			t.Errorf("%s: bundle version %q", c.GetName(), v)
 		}
+		if _, ok := c.Object["status"]; ok {
+			t.Errorf("%s: the file's status is applied", c.GetName())
+		}
 	}
 	for _, want := range []string{"gatewayclasses", "gateways", "httproutes", "grpcroutes", "referencegrants", "backendtlspolicies"} {
 		if !slices.Contains(names, want+"."+gatewayGroup) {
