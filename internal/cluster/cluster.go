@@ -441,8 +441,8 @@ func (c *Cluster) logger() *slog.Logger {
 	return c.log
 }
 
-// onDemandImages are probegate's images hack/images.sh builds only when asked by name: the ingress
-// front door's controller, whose cold build takes minutes and which few runs need.
+// onDemandImages are probegate's images hack/images.sh builds only when asked by name: the Traefik
+// of the ingress and gateway front doors, whose cold build takes minutes and which few runs need.
 var onDemandImages = []string{"traefik"}
 
 // onDemandImage returns the images.sh name of img when it is one of onDemandImages.

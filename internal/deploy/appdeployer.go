@@ -32,10 +32,14 @@ type appDeployer struct {
 	err    error
 }
 
-// Preflight implements Deployer: on kind, every image the manifests run is loaded into the node
-// (from the local Docker daemon, or from the image tarball a swap names). The variants are the
-// fixture's, not the app's: ignored.
-func (d *appDeployer) Preflight(ctx context.Context, _ *cluster.Conn, _ []string) error {
+// Preflight implements Deployer: the front door's cluster-scoped set-up is installed (once: it is
+// idempotent), and on kind, every image the manifests run is loaded into the node (from the local
+// Docker daemon, or from the image tarball a swap names). The variants are the fixture's, not the
+// app's: ignored.
+func (d *appDeployer) Preflight(ctx context.Context, c *cluster.Conn, _ []string) error {
+	if err := d.setupDoor(ctx, c); err != nil {
+		return fmt.Errorf("target %s: %w", d.App.Spec.Name, err)
+	}
 	if d.Kind == nil {
 		return nil // an existing cluster pulls its own images
 	}
@@ -51,6 +55,26 @@ func (d *appDeployer) Preflight(ctx context.Context, _ *cluster.Conn, _ []string
 		}
 	}
 	return nil
+}
+
+// setupDoor runs the front door's cluster-scoped set-up, when it has one.
+func (d *appDeployer) setupDoor(ctx context.Context, c *cluster.Conn) error {
+	def, ok := frontdoor.Lookup(d.App.Door.Kind)
+	if !ok || def.Setup == nil {
+		return nil
+	}
+	if c == nil || c.Config == nil {
+		return fmt.Errorf("front door %s: no cluster connection for its set-up", def.Kind)
+	}
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return fmt.Errorf("front door %s: dynamic client: %w", def.Kind, err)
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return frontdoor.Setup(ctx, def.Kind, frontdoor.Cluster{Client: c.Client, Dynamic: dyn, Log: log})
 }
 
 // imagesToLoad is every image a scenario of app runs: the manifests' own, toxiproxy when it is

@@ -179,7 +179,9 @@ func InstallApp(ctx context.Context, client kubernetes.Interface, dyn dynamic.In
 			return fail(err)
 		}
 	}
-	if ep.Door, err = openDoor(ctx, client, app.Door, plan, ns); err != nil {
+	if ep.Door, err = openDoor(ctx, client, func(o *unstructured.Unstructured) error {
+		return applyUnstructured(ctx, dyn, mapper, ns, o)
+	}, app.Door, plan, ns); err != nil {
 		return fail(err)
 	}
 	opts.Log.Info("target ready", "target", app.Spec.Name, "namespace", ns, "replicas", want, "url", ep.URL,
@@ -326,14 +328,21 @@ func answers(url string) func(context.Context) (bool, string, error) {
 }
 
 // openDoor deploys the front door's controller beside the app (nothing for kube-proxy), waits until
-// it is ready and reads the NodePort the API gave its Service.
-func openDoor(ctx context.Context, client kubernetes.Interface, route frontdoor.Route, plan frontdoor.Plan, ns string) (frontdoor.Opened, error) {
+// it is ready and reads the NodePort the API gave its Service. Typed objects are applied with
+// client, unstructured ones (a Gateway) with applyObj.
+func openDoor(ctx context.Context, client kubernetes.Interface, applyObj func(*unstructured.Unstructured) error, route frontdoor.Route, plan frontdoor.Plan, ns string) (frontdoor.Opened, error) {
 	door := frontdoor.Opened{Route: route, Namespace: ns, Selector: plan.Selector, Container: plan.Container}
 	if len(plan.Objects) == 0 {
 		return door, nil
 	}
 	for _, o := range plan.Objects {
-		if err := apply(ctx, client, o); err != nil {
+		var err error
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			err = applyObj(u)
+		} else {
+			err = apply(ctx, client, o)
+		}
+		if err != nil {
 			return door, fmt.Errorf("front door %s: %w", route.Kind, err)
 		}
 	}

@@ -73,3 +73,43 @@ func TestLoadAppRejectsABadFrontDoor(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+const shopRoute = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop}
+spec:
+  parentRefs: [{name: shared}]
+  hostnames: [shop.example]
+  rules:
+  - backendRefs: [{name: web, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /db}}]
+    backendRefs: [{name: db, port: 5432}]
+`
+
+// gatewayTarget writes the shop app with an HTTPRoute and a target file going through it.
+func gatewayTarget(t *testing.T, extra string) *scenario.TargetSpec {
+	t.Helper()
+	spec := writeTarget(t, shopTarget+"frontDoor: {kind: gateway, httpRoute: shop}\n"+extra)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(spec.File), "route.yaml"), []byte(shopRoute), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec.Manifests = append(spec.Manifests, "route.yaml")
+	return spec
+}
+
+func TestLoadAppResolvesTheGatewayDoor(t *testing.T) {
+	app, err := LoadApp(gatewayTarget(t, ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app.Door != (frontdoor.Route{Kind: scenario.FrontDoorGateway, HTTPRoute: "shop", Host: "shop.example"}) {
+		t.Errorf("door %+v", app.Door)
+	}
+	if imgs := imagesToLoad(app); !slices.Contains(imgs, frontdoor.TraefikImage) {
+		t.Errorf("images %v", imgs)
+	}
+	_, err = LoadApp(gatewayTarget(t, "requests: {default: /db/x}\n"), nil)
+	if want := "target shop: httproute shop: routes /db/x to service db port 5432, not to the target's service web port http (80)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}

@@ -210,3 +210,24 @@ func TestParseTraefikOutput(t *testing.T) {
 		t.Errorf("unrouted: %+v, %v, %v", e, ok, err)
 	}
 }
+
+// Lines of the gateway door's Traefik: the same fields, under a router its Gateway provider names
+// (pkg/provider/kubernetes/gateway: "httproute-NS-ROUTE-gw-NS-GATEWAY-ep-ENTRYPOINT-RULE-" and a
+// hash of the rule, qualified by the provider), whose service is a weighted round robin over the
+// backendRefs' load balancers of pod addresses; a backend with no ready endpoint has no server.
+const gatewayLog = `{"DownstreamStatus":200,"Duration":1500000,"OriginStatus":200,"RequestHost":"shop.example","RequestPath":"/work","RetryAttempts":0,"RouterName":"httproute-pg-s1-target-gw-pg-s1-probegate-ep-web-0-3f2a9c1b7d5e0a4c8b6f@kubernetesgateway","ServiceAddr":"10.244.0.12:8080","StartUTC":"2026-12-04T10:00:01.000000000Z","level":"info","msg":"","request_X-Probegate-Load":"L1","request_X-Vegeta-Seq":"0","time":"2026-12-04T10:00:01Z"}
+{"DownstreamStatus":503,"Duration":90000,"RequestHost":"shop.example","RequestPath":"/work","RetryAttempts":0,"RouterName":"httproute-pg-s1-target-gw-pg-s1-probegate-ep-web-0-3f2a9c1b7d5e0a4c8b6f@kubernetesgateway","StartUTC":"2026-12-04T10:00:02.000000000Z","level":"info","msg":"","request_X-Probegate-Load":"L1","request_X-Vegeta-Seq":"1","time":"2026-12-04T10:00:02Z"}
+`
+
+func TestParseGatewayAccessLog(t *testing.T) {
+	es, bad, first := ParseAccessLog(strings.NewReader(gatewayLog))
+	if bad != 0 || first != nil || len(es) != 2 {
+		t.Fatalf("entries %+v, bad %d, first %v", es, bad, first)
+	}
+	if e := es[0]; e.Upstream.String() != "10.244.0.12:8080" || e.Status != 200 || e.Load != "L1" || !e.HasSeq || e.Seq != 0 {
+		t.Errorf("a request a pod answered: %+v", e)
+	}
+	if e := es[1]; e.Upstream.IsValid() || e.Status != 503 || e.Seq != 1 {
+		t.Errorf("a request no server was chosen for: %+v", e)
+	}
+}

@@ -1,13 +1,16 @@
 // Package frontdoor holds the ways the load reaches a target's pods, each registered by its own
-// file as fault types and load protocols are: kube-proxy through a NodePort Service (the default)
-// and a real ingress controller serving the user's Ingress. A door says what it checks in the
-// user's manifests, what it deploys beside the app in a scenario's namespace, where the load goes
-// and, when it keeps its own record, which pod served each request. Nothing else switches on it.
+// file as fault types and load protocols are: kube-proxy through a NodePort Service (the default),
+// a real ingress controller serving the user's Ingress, and a real Gateway API implementation
+// serving the user's HTTPRoute. A door says what it checks in the user's manifests, what it
+// installs once in the cluster, what it deploys beside the app in a scenario's namespace, where
+// the load goes and, when it keeps its own record, which pod served each request. Nothing else
+// switches on it.
 package frontdoor
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -16,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/probegate/probegate/internal/scenario"
@@ -31,12 +35,22 @@ type Definition struct {
 	// Resolve checks the door against the app's manifests when the target file is read and
 	// returns its route; an error is one line naming the object at fault.
 	Resolve func(in Input) (Route, error)
+	// Setup installs what the door needs outside any namespace (CRDs, a class, a ClusterRole)
+	// before the first scenario; it must be idempotent: every run calls it. nil needs nothing.
+	Setup func(ctx context.Context, c Cluster) error
 	// Plan is what the door deploys beside the app into a namespace; nil deploys nothing.
 	Plan func(r Route, ns string) Plan
 	// Record starts reading the door's own record of the requests (a controller's access log)
 	// before the load starts; nil when the door keeps none (kube-proxy: the node's conntrack
 	// names the pods, in the runner).
 	Record func(ctx context.Context, client kubernetes.Interface, door Opened) (Recorder, error)
+}
+
+// Cluster is the cluster a door's Setup installs into.
+type Cluster struct {
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+	Log     *slog.Logger
 }
 
 // Input is what a door checks: the app's objects and what the load asks for.
@@ -54,13 +68,27 @@ type Route struct {
 	Kind string
 	// Ingress names the user's Ingress the controller serves (ingress door).
 	Ingress string
+	// HTTPRoute names the user's HTTPRoute the gateway serves (gateway door).
+	HTTPRoute string
 	// Host is the Host header the load sends ("" sends the address it dials).
 	Host string
 }
 
+// Serves names the user's object the door serves ("ingress shop", "httproute shop"; "" for none).
+func (r Route) Serves() string {
+	switch {
+	case r.Ingress != "":
+		return "ingress " + r.Ingress
+	case r.HTTPRoute != "":
+		return "httproute " + r.HTTPRoute
+	}
+	return ""
+}
+
 // Plan is what a door deploys into a scenario's namespace.
 type Plan struct {
-	// Objects are applied in order, their namespace set to the scenario's.
+	// Objects are applied in order, their namespace set to the scenario's (typed objects, or
+	// unstructured ones of a kind the cluster serves once Setup ran).
 	Objects []runtime.Object
 	// Rewrite changes the scenario's copy of one of the app's objects before it is applied (the
 	// Ingress's class); nil leaves them as they are.
@@ -123,6 +151,18 @@ func Lookup(kind string) (Definition, bool) {
 
 // Kinds lists the registered doors, sorted.
 func Kinds() []string { return slices.Sorted(maps.Keys(registry)) }
+
+// Setup runs the Setup of the door registered for kind, when it has one.
+func Setup(ctx context.Context, kind string, c Cluster) error {
+	d, ok := Lookup(kind)
+	if !ok || d.Setup == nil {
+		return nil
+	}
+	if err := d.Setup(ctx, c); err != nil {
+		return fmt.Errorf("front door %s: cluster set-up: %w", d.Kind, err)
+	}
+	return nil
+}
 
 // Resolve checks the target's door against its manifests.
 func Resolve(in Input) (Route, error) {

@@ -52,17 +52,7 @@ func init() {
 // resolveIngress finds the Ingress the target file names and checks that it sends every path the
 // load asks for to the target Service's port, naming the host it answers for.
 func resolveIngress(in Input) (Route, error) {
-	var found *unstructured.Unstructured
-	var names []string
-	for _, o := range in.Objects {
-		if o.GetKind() != "Ingress" {
-			continue
-		}
-		names = append(names, o.GetName())
-		if o.GetName() == in.Door.Ingress {
-			found = o
-		}
-	}
+	found, names := findObject(in.Objects, "Ingress", in.Door.Ingress)
 	if found == nil {
 		return Route{}, fmt.Errorf("frontDoor.ingress: no Ingress %s in the manifests (Ingresses: %s)", in.Door.Ingress, orNone(names))
 	}
@@ -73,15 +63,7 @@ func resolveIngress(in Input) (Route, error) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(found.Object, &ing); err != nil {
 		return Route{}, fmt.Errorf("ingress %s: %w", found.GetName(), err)
 	}
-	services := map[string]*corev1.Service{}
-	for _, o := range in.Objects {
-		if o.GetKind() == "Service" {
-			var s corev1.Service
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &s); err == nil {
-				services[s.Name] = &s
-			}
-		}
-	}
+	services := servicesOf(in.Objects)
 	// Every backend must be a Service of the manifests with that port: a route to nothing is a
 	// mistake of the file, whichever path the load takes.
 	for _, b := range backends(&ing) {
@@ -111,6 +93,36 @@ func resolveIngress(in Input) (Route, error) {
 		host = h
 	}
 	return Route{Ingress: ing.Name, Host: requestHost(host)}, nil
+}
+
+// findObject is the object of kind named name, and the names of every object of that kind.
+func findObject(objs []*unstructured.Unstructured, kind, name string) (*unstructured.Unstructured, []string) {
+	var found *unstructured.Unstructured
+	var names []string
+	for _, o := range objs {
+		if o.GetKind() != kind {
+			continue
+		}
+		names = append(names, o.GetName())
+		if o.GetName() == name {
+			found = o
+		}
+	}
+	return found, names
+}
+
+// servicesOf are the Services of the manifests by name.
+func servicesOf(objs []*unstructured.Unstructured) map[string]*corev1.Service {
+	services := map[string]*corev1.Service{}
+	for _, o := range objs {
+		if o.GetKind() == "Service" {
+			var s corev1.Service
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &s); err == nil {
+				services[s.Name] = &s
+			}
+		}
+	}
+	return services
 }
 
 // backends lists every backend the Ingress names.
@@ -253,19 +265,28 @@ func rewriteIngress(name string) func(o *unstructured.Unstructured) {
 	}
 }
 
-// traefikArgs are the controller's flags: the Kubernetes Ingress provider on ns alone, with no
-// cluster-scoped lookups, the class probegate gives the user's Ingress, and the access log as JSON
-// lines on stdout holding only what attribution reads (the load's id and sequence headers
-// included); its own log at ERROR.
-func traefikArgs(ns string) []string {
-	args := []string{
-		"--entrypoints.web.address=:" + strconv.Itoa(webPort),
-		"--entrypoints.traefik.address=:" + strconv.Itoa(pingPort),
-		"--ping=true",
+// ingressArgs are the Kubernetes Ingress provider's flags: ns alone, with no cluster-scoped
+// lookups, and the class probegate gives the user's Ingress.
+func ingressArgs(ns string) []string {
+	return []string{
 		"--providers.kubernetesingress=true",
 		"--providers.kubernetesingress.namespaces=" + ns,
 		"--providers.kubernetesingress.ingressclass=" + IngressClass,
 		"--providers.kubernetesingress.disableclusterscoperesources=true",
+	}
+}
+
+// traefikArgs are the controller's flags: its entry points and /ping, the provider's flags, and the
+// access log as JSON lines on stdout holding only what attribution reads (the load's id and
+// sequence headers included); its own log at ERROR.
+func traefikArgs(provider []string) []string {
+	args := []string{
+		"--entrypoints.web.address=:" + strconv.Itoa(webPort),
+		"--entrypoints.traefik.address=:" + strconv.Itoa(pingPort),
+		"--ping=true",
+	}
+	args = append(args, provider...)
+	args = append(args,
 		"--log.level=ERROR",
 		"--global.checknewversion=false",
 		"--global.sendanonymoususage=false",
@@ -273,29 +294,39 @@ func traefikArgs(ns string) []string {
 		"--accesslog.format=json",
 		"--accesslog.fields.defaultmode=drop",
 		"--accesslog.fields.headers.defaultmode=drop",
-		"--accesslog.fields.headers.names." + LoadIDHeader + "=keep",
-		"--accesslog.fields.headers.names." + SeqHeader + "=keep",
-	}
+		"--accesslog.fields.headers.names."+LoadIDHeader+"=keep",
+		"--accesslog.fields.headers.names."+SeqHeader+"=keep",
+	)
 	for _, f := range accessLogFields {
 		args = append(args, "--accesslog.fields.names."+f+"=keep")
 	}
 	return args
 }
 
-// planTraefik is the controller of one scenario namespace: a ServiceAccount with a Role on that
-// namespace only (no ClusterRole: cluster-scoped lookups are off), the Deployment, and a NodePort
-// Service the load goes to.
+// readVerbs are what a Role lets the controller do with what it only reads.
+var readVerbs = []string{"get", "list", "watch"}
+
+// planTraefik is the ingress controller of one scenario namespace: a ServiceAccount with a Role on
+// that namespace only (no ClusterRole: cluster-scoped lookups are off), the Deployment, and a
+// NodePort Service the load goes to.
 func planTraefik(r Route, ns string) Plan {
+	p := traefikPlan(ns, []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"services", "secrets"}, Verbs: readVerbs},
+		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: readVerbs},
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: readVerbs},
+	}, ingressArgs(ns))
+	p.Rewrite = rewriteIngress(r.Ingress)
+	return p
+}
+
+// traefikPlan is a Traefik of one scenario namespace with provider's flags: a ServiceAccount with
+// a Role of rules on that namespace, the Deployment, and a NodePort Service the load goes to.
+func traefikPlan(ns string, rules []rbacv1.PolicyRule, provider []string) Plan {
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: traefikLabels}
 	}
-	read := []string{"get", "list", "watch"}
 	sa := &corev1.ServiceAccount{ObjectMeta: meta(traefikName)}
-	role := &rbacv1.Role{ObjectMeta: meta(traefikName), Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"services", "secrets"}, Verbs: read},
-		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: read},
-		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: read},
-	}}
+	role := &rbacv1.Role{ObjectMeta: meta(traefikName), Rules: rules}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: meta(traefikName),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: traefikName},
@@ -317,7 +348,7 @@ func planTraefik(r Route, ns string) Plan {
 					EnableServiceLinks:            new(bool),
 					Containers: []corev1.Container{{
 						Name: "traefik", Image: TraefikImage, ImagePullPolicy: corev1.PullIfNotPresent,
-						Args: traefikArgs(ns),
+						Args: traefikArgs(provider),
 						Ports: []corev1.ContainerPort{
 							{Name: "web", ContainerPort: webPort},
 							{Name: "ping", ContainerPort: pingPort},
@@ -351,7 +382,6 @@ func planTraefik(r Route, ns string) Plan {
 	}
 	return Plan{
 		Objects:    []runtime.Object{sa, role, binding, deploy, svc},
-		Rewrite:    rewriteIngress(r.Ingress),
 		Deployment: traefikName, Service: traefikName, Container: "traefik",
 		Selector: labels.SelectorFromSet(traefikLabels).String(),
 	}

@@ -16,9 +16,10 @@ import (
 )
 
 // doorRun is the load's way through a front door that keeps its own record of the requests (an
-// ingress controller, package frontdoor): the load goes to the controller's NodePort on the node's
-// address with the route's Host and a load id, and after it the record names each request's pod.
-// A nil *doorRun does nothing: kube-proxy's path, attributed by conntrack (attribution.go).
+// ingress controller or a gateway, package frontdoor): the load goes to the controller's NodePort
+// on the node's address with the route's Host and a load id, and after it the record names each
+// request's pod. A nil *doorRun does nothing: kube-proxy's path, attributed by conntrack
+// (attribution.go).
 type doorRun struct {
 	door    frontdoor.Opened
 	rec     frontdoor.Recorder
@@ -30,7 +31,7 @@ type doorRun struct {
 }
 
 // doorRouteTimeout bounds the wait for the controller to serve the route after it is ready (it
-// reads the Ingress and the EndpointSlices after its start).
+// reads the Ingress or HTTPRoute and the EndpointSlices after its start).
 const doorRouteTimeout = time.Minute
 
 // doorRecordWait bounds the wait, once the load ended, for the record to hold its last requests.
@@ -56,12 +57,12 @@ func (r *Runner) openDoor(ctx context.Context, t *deploy.Target, path string, lo
 	d := &doorRun{door: t.Door, nodeIP: ip.String(), log: log,
 		baseURL: "http://" + ip.String() + ":" + strconv.Itoa(int(t.Door.NodePort))}
 	if err := waitRoute(ctx, d.baseURL+path, t.Door.Host, doorRouteTimeout); err != nil {
-		return nil, fmt.Errorf("front door %s (ingress %s): %w", t.Door.Kind, t.Door.Ingress, err)
+		return nil, fmt.Errorf("front door %s (%s): %w", t.Door.Kind, t.Door.Serves(), err)
 	}
 	if d.rec, err = def.Record(ctx, r.Conn.Client, t.Door); err != nil {
 		return nil, fmt.Errorf("front door %s: read its record: %w", t.Door.Kind, err)
 	}
-	log.Info("load through the front door", "door", t.Door.Kind, "ingress", t.Door.Ingress, "url", d.baseURL, "host", t.Door.Host)
+	log.Info("load through the front door", "door", t.Door.Kind, "serves", t.Door.Serves(), "url", d.baseURL, "host", t.Door.Host)
 	return d, nil
 }
 

@@ -116,10 +116,13 @@ var grpcMethodRE = regexp.MustCompile(`^/[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za
 
 // FrontDoor says how the load reaches the workload's pods (internal/frontdoor registers each kind).
 type FrontDoor struct {
-	// Kind is FrontDoorKubeProxy (the default) or FrontDoorIngress.
+	// Kind is FrontDoorKubeProxy (the default), FrontDoorIngress or FrontDoorGateway.
 	Kind string `json:"kind"`
 	// Ingress names the Ingress of the manifests the load comes through (set exactly for FrontDoorIngress).
 	Ingress string `json:"ingress,omitempty"`
+	// HTTPRoute names the HTTPRoute of the manifests the load comes through (set exactly for
+	// FrontDoorGateway).
+	HTTPRoute string `json:"httpRoute,omitempty"`
 }
 
 // Front door kinds.
@@ -129,7 +132,13 @@ const (
 	// FrontDoorIngress: a real ingress controller, deployed into the scenario's namespace, serving
 	// the user's Ingress; the controller picks the pod.
 	FrontDoorIngress = "ingress"
+	// FrontDoorGateway: a real Gateway API implementation, deployed into the scenario's namespace,
+	// serving the user's HTTPRoute through a Gateway of its own; the gateway picks the pod.
+	FrontDoorGateway = "gateway"
 )
+
+// frontDoorKinds are the kinds a target file may name.
+var frontDoorKinds = []string{FrontDoorKubeProxy, FrontDoorIngress, FrontDoorGateway}
 
 // Dependency is a TCP dependency the app reaches through a Service of its manifests.
 type Dependency struct {
@@ -281,14 +290,20 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 			r.mapping(n, p, map[string]field{
 				"kind": {required: true, decode: func(n *yaml.Node, p string) {
 					r.str(n, p, &t.FrontDoor.Kind)
-					if t.FrontDoor.Kind != FrontDoorKubeProxy && t.FrontDoor.Kind != FrontDoorIngress {
-						r.fail(n, p, "want %s or %s, got %q", FrontDoorKubeProxy, FrontDoorIngress, t.FrontDoor.Kind)
+					if !slices.Contains(frontDoorKinds, t.FrontDoor.Kind) {
+						r.fail(n, p, "want %s, %s or %s, got %q", FrontDoorKubeProxy, FrontDoorIngress, FrontDoorGateway, t.FrontDoor.Kind)
 					}
 				}},
 				"ingress": {decode: func(n *yaml.Node, p string) {
 					r.str(n, p, &t.FrontDoor.Ingress)
 					if t.FrontDoor.Ingress == "" {
 						r.fail(n, p, "empty: name the Ingress of your manifests the load comes through")
+					}
+				}},
+				"httpRoute": {decode: func(n *yaml.Node, p string) {
+					r.str(n, p, &t.FrontDoor.HTTPRoute)
+					if t.FrontDoor.HTTPRoute == "" {
+						r.fail(n, p, "empty: name the HTTPRoute of your manifests the load comes through")
 					}
 				}},
 			})
@@ -381,18 +396,28 @@ func (r *nodeReader) checkGRPC(t *TargetSpec, protocolNode, grpcNode, requestsNo
 	}
 }
 
-// checkFrontDoor checks that an ingress front door names its Ingress and that only it does, and
-// that the load it carries is HTTP (a gRPC load through the controller is not built yet).
+// checkFrontDoor checks that a front door names the object it serves (an ingress door its
+// Ingress, a gateway door its HTTPRoute) and only that one, and that the load it carries is HTTP (a
+// gRPC load through a controller is not built yet).
 func (r *nodeReader) checkFrontDoor(t *TargetSpec, n *yaml.Node) {
 	fd := t.FrontDoor
+	if fd == nil || len(r.problems) > 0 {
+		return
+	}
+	r.doorNames(n, fd.Kind, FrontDoorIngress, "frontDoor.ingress", "the Ingress", fd.Ingress)
+	r.doorNames(n, fd.Kind, FrontDoorGateway, "frontDoor.httpRoute", "the HTTPRoute", fd.HTTPRoute)
+	if len(r.problems) == 0 && fd.Kind != FrontDoorKubeProxy && t.Protocol == LoadGRPC {
+		r.fail(n, "frontDoor", "kind: %s carries HTTP load only: a gRPC target goes through %s", fd.Kind, FrontDoorKubeProxy)
+	}
+}
+
+// doorNames checks that field (naming what, set to name) is given exactly when the door is of kind.
+func (r *nodeReader) doorNames(n *yaml.Node, got, kind, field, what, name string) {
 	switch {
-	case fd == nil || len(r.problems) > 0:
-	case fd.Kind == FrontDoorIngress && fd.Ingress == "":
-		r.fail(n, "frontDoor.ingress", "required with kind: %s: name the Ingress of your manifests the load comes through", FrontDoorIngress)
-	case fd.Kind != FrontDoorIngress && fd.Ingress != "":
-		r.fail(n, "frontDoor.ingress", "goes with kind: %s (the load goes through %s)", FrontDoorIngress, fd.Kind)
-	case fd.Kind == FrontDoorIngress && t.Protocol == LoadGRPC:
-		r.fail(n, "frontDoor", "kind: %s carries HTTP load only: a gRPC target goes through %s", FrontDoorIngress, FrontDoorKubeProxy)
+	case got == kind && name == "":
+		r.fail(n, field, "required with kind: %s: name %s of your manifests the load comes through", kind, what)
+	case got != kind && name != "":
+		r.fail(n, field, "goes with kind: %s (the load goes through %s)", kind, got)
 	}
 }
 
