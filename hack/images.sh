@@ -20,7 +20,7 @@ docker info >/dev/null 2>&1 || die "docker is not running (run hack/host-prep.sh
 # The classic builder: FROM scratch and FROM a local image never reach a registry.
 export DOCKER_BUILDKIT=0
 IMAGES_DIR="$REPO_ROOT/fixtures/images"
-mkdir -p "$PROBEGATE_CACHE/images"
+mkdir -p "$PROBEGATE_CACHE/images" "$PROBEGATE_CACHE/build"
 
 # have_image, hash_files, tag_build, skip_if_current
 source "$HACK_DIR/lib/images.sh"
