@@ -22,6 +22,7 @@ import (
 type runFlags struct {
 	target     string
 	images     []string
+	via        string
 	out        string
 	kubeconfig string
 	parallel   int
@@ -53,6 +54,7 @@ func (f *runFlags) register(cmd *cobra.Command, use runFlagsUse) {
 	}
 	fs.StringVar(&f.target, "target", "", use.prefix+target)
 	fs.StringArrayVar(&f.images, "image", nil, use.prefix+image)
+	fs.StringVar(&f.via, "via", "", use.prefix+"the front door the load takes instead of the target file's: kube-proxy, ingress[=NAME] or gateway[=NAME] (your manifests' Ingress or HTTPRoute; the only one when not named)")
 	fs.StringVar(&f.out, "out", "", use.prefix+"report directory (default _out/"+use.outName+"-<time>)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", use.prefix+"run on this existing cluster instead of the local kind cluster")
 	fs.IntVar(&f.parallel, "parallel", 0, use.prefix+"scenarios run side by side in their own namespaces (default: one per CPU, 2 to 4)")
@@ -73,7 +75,13 @@ func (f *runFlags) request() (runner.Request, error) {
 	if err != nil {
 		return runner.Request{}, err
 	}
-	return runner.Request{TargetFile: f.target, Images: images, Kubeconfig: f.kubeconfig,
+	var via *scenario.FrontDoor
+	if f.via != "" {
+		if via, err = scenario.ParseVia(f.via); err != nil {
+			return runner.Request{}, err
+		}
+	}
+	return runner.Request{TargetFile: f.target, Images: images, Via: via, Kubeconfig: f.kubeconfig,
 		Parallel: f.parallel, Keep: f.keep, LoadAgents: agents, AgentImage: f.agentImage, Logger: slog.Default()}, nil
 }
 

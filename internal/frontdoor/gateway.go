@@ -107,7 +107,7 @@ func (b backendRef) port() string {
 func resolveGateway(in Input) (Route, error) {
 	found, names := findObject(in.Objects, "HTTPRoute", in.Door.HTTPRoute)
 	if found == nil {
-		return Route{}, fmt.Errorf("frontDoor.httpRoute: no HTTPRoute %s in the manifests (HTTPRoutes: %s)", in.Door.HTTPRoute, orNone(names))
+		return Route{}, notFound("frontDoor.httpRoute", "HTTPRoute", in.Door.HTTPRoute, names)
 	}
 	name := found.GetName()
 	if gv := found.GetAPIVersion(); gv != gatewayVersion {

@@ -54,7 +54,7 @@ func init() {
 func resolveIngress(in Input) (Route, error) {
 	found, names := findObject(in.Objects, "Ingress", in.Door.Ingress)
 	if found == nil {
-		return Route{}, fmt.Errorf("frontDoor.ingress: no Ingress %s in the manifests (Ingresses: %s)", in.Door.Ingress, orNone(names))
+		return Route{}, notFound("frontDoor.ingress", "Ingress", in.Door.Ingress, names)
 	}
 	if gv := found.GetAPIVersion(); gv != "networking.k8s.io/v1" {
 		return Route{}, fmt.Errorf("ingress %s: apiVersion %s: want networking.k8s.io/v1", found.GetName(), gv)
@@ -108,7 +108,31 @@ func findObject(objs []*unstructured.Unstructured, kind, name string) (*unstruct
 			found = o
 		}
 	}
+	if name == "" && len(names) == 1 {
+		// A door asked for without its object (run --via ingress) takes the only one there is.
+		for _, o := range objs {
+			if o.GetKind() == kind {
+				found = o
+			}
+		}
+	}
 	return found, names
+}
+
+// notFound is the one line for a door whose object is not in the manifests: the name the target
+// file (or --via) gave, or, with none, how many there were to choose from.
+func notFound(field, kind, name string, names []string) error {
+	switch {
+	case name == "" && len(names) == 0:
+		return fmt.Errorf("--via: the manifests hold no %s for the load to come through", kind)
+	case name == "":
+		return fmt.Errorf("--via: the manifests hold %d %s objects (%s): name one (KIND=NAME)", len(names), kind, orNone(names))
+	}
+	plural := kind + "s"
+	if strings.HasSuffix(kind, "s") {
+		plural = kind + "es"
+	}
+	return fmt.Errorf("%s: no %s %s in the manifests (%s: %s)", field, kind, name, plural, orNone(names))
 }
 
 // servicesOf are the Services of the manifests by name.

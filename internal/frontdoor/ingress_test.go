@@ -222,3 +222,22 @@ func TestPlanTraefik(t *testing.T) {
 		t.Error("another Ingress was given the class")
 	}
 }
+
+// run --via ingress names no Ingress: the only one in the manifests is taken, and several are a
+// one-line error listing them.
+func TestResolveIngressUnnamed(t *testing.T) {
+	in := input(t, "", "/work")
+	if _, err := Resolve(in); err == nil || !strings.Contains(err.Error(), "the manifests hold 4 Ingress objects (shop, wild, dangling, badport): name one") {
+		t.Errorf("several: err = %v", err)
+	}
+	var one []*unstructured.Unstructured
+	for _, o := range in.Objects {
+		if o.GetKind() != "Ingress" || o.GetName() == "shop" {
+			one = append(one, o)
+		}
+	}
+	in.Objects = one
+	if r, err := Resolve(in); err != nil || r.Ingress != "shop" || r.Host != "shop.example" {
+		t.Errorf("the only one: %+v, %v", r, err)
+	}
+}

@@ -29,6 +29,8 @@ type Request struct {
 	// references of its manifests (old → new image or image tarball), over the file's own.
 	TargetFile string
 	Images     map[string]string
+	// Via, when set, is the front door the load takes instead of the target file's (run --via).
+	Via *scenario.FrontDoor
 	Seed       *int64
 	Kubeconfig string
 	Parallel   int
@@ -63,6 +65,9 @@ func Plan(req Request, cat *scenario.Catalogue, vocab scenario.Vocabulary) ([]*s
 		if err != nil {
 			return nil, nil, err
 		}
+		if req.Via != nil {
+			spec.FrontDoor = req.Via
+		}
 		if app, err = deploy.LoadApp(spec, req.Images); err != nil {
 			return nil, nil, err
 		}
@@ -74,6 +79,8 @@ func Plan(req Request, cat *scenario.Catalogue, vocab scenario.Vocabulary) ([]*s
 		}
 	} else if len(req.Images) > 0 {
 		return nil, nil, fmt.Errorf("--image swaps images of your own manifests: it needs --target")
+	} else if req.Via != nil {
+		return nil, nil, fmt.Errorf("--via puts a front door of your own manifests in the path: it needs --target")
 	}
 	if req.Parallel < 0 {
 		return nil, nil, fmt.Errorf("--parallel %d: must be at least 1", req.Parallel)

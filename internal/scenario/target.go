@@ -444,3 +444,25 @@ func (t *TargetSpec) ManifestPaths() []string {
 
 // envName is what an environment variable's name may be.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+// ParseVia reads a --via flag, KIND or KIND=NAME (kube-proxy, ingress[=INGRESS],
+// gateway[=HTTPROUTE]): the front door a run takes instead of the target file's. A door named
+// without its object takes the only one of its kind in the manifests (the door checks that).
+func ParseVia(s string) (*FrontDoor, error) {
+	kind, name, named := strings.Cut(s, "=")
+	if named && name == "" {
+		return nil, fmt.Errorf("--via %s: name the object after =, or leave the = out", s)
+	}
+	switch kind {
+	case FrontDoorKubeProxy:
+		if named {
+			return nil, fmt.Errorf("--via %s: kube-proxy names no object", s)
+		}
+		return &FrontDoor{Kind: kind}, nil
+	case FrontDoorIngress:
+		return &FrontDoor{Kind: kind, Ingress: name}, nil
+	case FrontDoorGateway:
+		return &FrontDoor{Kind: kind, HTTPRoute: name}, nil
+	}
+	return nil, fmt.Errorf("--via %q: want %s, %s[=INGRESS] or %s[=HTTPROUTE]", s, FrontDoorKubeProxy, FrontDoorIngress, FrontDoorGateway)
+}

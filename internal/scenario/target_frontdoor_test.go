@@ -63,3 +63,26 @@ func TestTargetFrontDoorErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestParseVia(t *testing.T) {
+	good := map[string]FrontDoor{
+		"kube-proxy":     {Kind: FrontDoorKubeProxy},
+		"ingress":        {Kind: FrontDoorIngress},
+		"ingress=shop":   {Kind: FrontDoorIngress, Ingress: "shop"},
+		"gateway=target": {Kind: FrontDoorGateway, HTTPRoute: "target"},
+	}
+	for s, want := range good {
+		if got, err := ParseVia(s); err != nil || *got != want {
+			t.Errorf("ParseVia(%q) = %+v, %v; want %+v", s, got, err, want)
+		}
+	}
+	for s, want := range map[string]string{
+		"nginx":        `want kube-proxy, ingress[=INGRESS] or gateway[=HTTPROUTE]`,
+		"ingress=":     "name the object after =",
+		"kube-proxy=x": "kube-proxy names no object",
+	} {
+		if _, err := ParseVia(s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseVia(%q) err = %v, want %q", s, err, want)
+		}
+	}
+}
