@@ -30,7 +30,7 @@ type Request struct {
 	TargetFile string
 	Images     map[string]string
 	// Via, when set, is the front door the load takes instead of the target file's (run --via).
-	Via *scenario.FrontDoor
+	Via        *scenario.FrontDoor
 	Seed       *int64
 	Kubeconfig string
 	Parallel   int
