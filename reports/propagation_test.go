@@ -96,3 +96,36 @@ func TestDoorPropagation(t *testing.T) {
 		t.Error("want no door figures when no request went through a door's record")
 	}
 }
+
+// TestSliceLag: the first hop is from the pod's own change (a container's readiness false, or the
+// deletion) to the endpoint's withdrawal; a withdrawal with neither in the 10 s before it is counted
+// apart, and an older change does not count.
+func TestSliceLag(t *testing.T) {
+	const s = time.Second
+	ms := time.Millisecond
+	ep := func(t time.Duration, pod string, ready bool) timeline.Entry {
+		return timeline.Entry{T: t, Kind: timeline.KindEndpoint, Pod: pod, Endpoint: &timeline.EndpointTransition{
+			Change: timeline.EndpointChanged, Address: "10.0.0." + pod, To: &timeline.EndpointState{Ready: ready, Serving: ready}}}
+	}
+	pod := func(t time.Duration, pod, field, from, to string) timeline.Entry {
+		return timeline.Entry{T: t, Kind: timeline.KindPod, Pod: pod, PodChange: &timeline.PodTransition{Field: field, From: from, To: to}}
+	}
+	entries := []timeline.Entry{
+		ep(0, "a", true), ep(0, "b", true), ep(0, "c", true),
+		pod(5*s, "c", "container/app/ready", "true", "false"), // 15 s before c's withdrawal: too old
+		pod(10*s, "a", "container/app/ready", "true", "false"), ep(10*s+40*ms, "a", false),
+		pod(20*s, "b", "deleting", "", "true"), ep(20*s+300*ms, "b", false),
+		ep(20*s, "c", false),
+	}
+	got := sliceLag(entries)
+	want := SliceLag{Withdrawals: 2, Readiness: 1, Deletion: 1, Unmatched: 1, Median: 300 * ms, Max: 300 * ms}
+	if got == nil || *got != want {
+		t.Fatalf("slice lag %+v, want %+v", got, want)
+	}
+	if line := sliceLine(got); !strings.Contains(line, "median 300 ms max 300 ms after the pod's change, over 2 withdrawals (1 by readiness, 1 by deletion, 1 with no pod change seen)") {
+		t.Errorf("line %q", line)
+	}
+	if sliceLag(entries[:3]) != nil {
+		t.Error("want nothing without withdrawals")
+	}
+}

@@ -17,6 +17,9 @@ type Summary struct {
 	Pods     []PodFigures    `json:"pods,omitempty"`
 	Restarts map[string]int  `json:"restarts,omitempty"`
 	Faults   []FaultInterval `json:"faults,omitempty"`
+	// Slice is the first hop after a pod leaves service: its change (readiness, deletion) to the
+	// EndpointSlice's withdrawal. Propagation and Door are the next.
+	Slice *SliceLag `json:"sliceLag,omitempty"`
 	// Propagation is each watched node's kube-proxy lag after the run's withdrawals.
 	Propagation []NodePropagation `json:"propagation,omitempty"`
 	// Door is the front door's lag after the run's withdrawals, when the load went through one
@@ -79,6 +82,7 @@ func Summarise(entries []timeline.Entry, reqs []timeline.Request) Summary {
 	s.Span = span(entries, reqs)
 	s.Requests = requestFigures(entries, reqs)
 	s.Faults = FaultIntervals(entries, s.Span)
+	s.Slice = sliceLag(entries)
 	s.Propagation = propagation(entries, reqs)
 	s.Door = doorPropagation(entries, reqs)
 	s.Host = hostFigures(entries)

@@ -73,6 +73,9 @@ func WriteTerminal(w io.Writer, r *Report, color bool) error {
 			fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))
 		}
 		if s.Summary != nil {
+			if line := sliceLine(s.Summary.Slice); line != "" {
+				fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))
+			}
 			if line := propagationLine(s.Summary.Propagation); line != "" {
 				fmt.Fprintf(&b, "  %s\n", paint(ansiDim, line))
 			}
