@@ -265,7 +265,7 @@ func gatewayClassObject() *unstructured.Unstructured {
 		"metadata":   map[string]any{"name": GatewayClass, "labels": probegateLabels()},
 		"spec": map[string]any{
 			"controllerName": gatewayController,
-			"description":    "probegate's gateway front door: a Traefik in each scenario's namespace",
+			"description":    "probegate: a Traefik in each scenario namespace",
 		},
 	}}
 }
