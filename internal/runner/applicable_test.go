@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/probegate/probegate/internal/scenario"
 	"github.com/probegate/probegate/internal/verdict"
@@ -75,5 +76,19 @@ func TestRunNotApplicableDeploysNothing(t *testing.T) {
 		if v.Status != verdict.NotApplicable {
 			t.Errorf("verdict %s: %s", v.Rule, v.Status)
 		}
+	}
+}
+
+// The front door's route check asks for the target's default request, never a long one (podinfo's
+// /delay/20 through an ingress outlasted every check: drain-exceeds-grace erred, 2026-12-04).
+func TestRoutePathIsTheDefaultRequest(t *testing.T) {
+	custom := &scenario.TargetSpec{Requests: scenario.Requests{Default: "/", Takes: "/delay/{seconds}"}}
+	sc := &scenario.Scenario{Load: scenario.Load{Takes: 20 * time.Second}}
+	long, _ := loadPath(sc, custom)
+	if long != "/delay/20" || routePath(long, custom) != "/" {
+		t.Errorf("load path %q, route path %q; want /delay/20 and /", long, routePath(long, custom))
+	}
+	if got := routePath("/work", nil); got != "/work" {
+		t.Errorf("bundled target: route path %q, want /work", got)
 	}
 }

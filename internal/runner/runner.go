@@ -161,7 +161,7 @@ func (r *Runner) Run(ctx context.Context, sc *scenario.Scenario, slot int) (rep 
 	if err := s.deploy(ctx, slot); err != nil {
 		return rep, err
 	}
-	if err := s.observe(ctx, path); err != nil {
+	if err := s.observe(ctx, routePath(path, r.Opts.Custom)); err != nil {
 		return rep, err
 	}
 	if err := s.nodeAccess(ctx); err != nil {
@@ -302,6 +302,17 @@ func loadPath(sc *scenario.Scenario, custom *scenario.TargetSpec) (path, cannot 
 	}
 	return "", fmt.Sprintf("the scenario needs requests the server holds for about %s, and target %s names none (set requests.takes in its target file)",
 		sc.Load.Takes, custom.Name)
+}
+
+// routePath is the path a front door must serve before the load starts: the target file's default
+// request, which answers at once. A scenario's long request (requests.takes) is held for as long as
+// it asks (20 s and more), longer than each check waits; its route was checked when the file was
+// read.
+func routePath(path string, custom *scenario.TargetSpec) string {
+	if custom != nil && custom.Requests.Default != "" {
+		return custom.Requests.Default
+	}
+	return path
 }
 
 // lacksNodes says why the cluster cannot take sc when it has fewer schedulable nodes than sc needs.
