@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -191,43 +192,37 @@ func ensureCRD(ctx context.Context, dyn dynamic.Interface, crd *unstructured.Uns
 
 // waitEstablished waits until the CRD name is established: its kind is served.
 func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, crdEstablishTimeout)
-	defer cancel()
-	for {
+	return pollSetup(ctx, "CRD "+name, "not established", func(ctx context.Context) (bool, error) {
 		cur, err := dyn.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
-		if err == nil && established(cur) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = errors.New("not established")
-			}
-			return fmt.Errorf("CRD %s within %s: %w", name, crdEstablishTimeout, err)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+		return err == nil && established(cur), err
+	})
 }
 
 // waitDiscovered waits until the API server's discovery lists the Gateway API kinds the scenarios
 // apply: the deployer's REST mapper reads discovery once, at the first install.
 func waitDiscovered(ctx context.Context, client kubernetes.Interface) error {
-	ctx, cancel := context.WithTimeout(ctx, crdEstablishTimeout)
-	defer cancel()
-	for {
+	return pollSetup(ctx, "discovery of "+gatewayVersion, "Gateway and HTTPRoute not listed", func(ctx context.Context) (bool, error) {
 		list, err := client.Discovery().ServerResourcesForGroupVersion(gatewayVersion)
-		if err == nil && servesKinds(list, "Gateway", "HTTPRoute") {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = errors.New("Gateway and HTTPRoute not listed")
-			}
-			return fmt.Errorf("discovery of %s within %s: %w", gatewayVersion, crdEstablishTimeout, err)
-		case <-time.After(250 * time.Millisecond):
-		}
+		return err == nil && servesKinds(list, "Gateway", "HTTPRoute"), err
+	})
+}
+
+// pollSetup polls check every 250 ms until it is done, for up to crdEstablishTimeout; the error
+// names what and the last error check saw (notYet when it saw none).
+func pollSetup(ctx context.Context, what, notYet string, check func(context.Context) (bool, error)) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, crdEstablishTimeout, true, func(ctx context.Context) (bool, error) {
+		done, err := check(ctx)
+		last = err
+		return done, nil
+	})
+	if err == nil {
+		return nil
 	}
+	if last == nil {
+		last = errors.New(notYet)
+	}
+	return fmt.Errorf("%s within %s: %w", what, crdEstablishTimeout, last)
 }
 
 // servesKinds reports whether list has every one of kinds.
