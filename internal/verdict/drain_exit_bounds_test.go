@@ -30,13 +30,7 @@ func deleteUnderLoad() *vt.Builder {
 // with the latest possible exit, the withdrawal in place of a dropped Killing event, or the
 // deleted mark in place of an exit.
 func TestTerminatingBeforeExitEarliestExit(t *testing.T) {
-	cases := []struct {
-		name     string
-		run      *vt.Builder
-		want     verdict.Status
-		unshown  []string
-		evidence string
-	}{
+	checkLeads(t, []leadCase{
 		// §1 (6): SIGTERM at 12.03 s, Killing event dropped, exit at 12.04 s (finishedAt 12 s),
 		// seen at 13.4 s. The old lead was 13.0 − 10.05 = 2.95 s.
 		{name: "Killing event dropped, exit at once", want: verdict.Inconclusive,
@@ -62,7 +56,22 @@ func TestTerminatingBeforeExitEarliestExit(t *testing.T) {
 				Removed(16*s, "a").ExitedReported(ms(16400), ms(16200), "a", 0)},
 		{name: "waits for routing to stop", want: verdict.Pass, evidence: "a exited (container app, exit code 0, Completed) 5.9s later",
 			run: deleteUnderLoad().Killing(ms(10100), "a").Removed(16*s, "a").ExitedReported(ms(16400), ms(16200), "a", 0)},
-	}
+	})
+}
+
+// leadCase is a timeline terminating-before-exit judges: the status it must get, the unshown lines,
+// evidence and expected bound its result must carry.
+type leadCase struct {
+	name     string
+	run      *vt.Builder
+	want     verdict.Status
+	unshown  []string
+	evidence string
+	expected string
+}
+
+func checkLeads(t *testing.T, cases []leadCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := verdict.Evaluate(c.run.Input(), verdict.Spec{Rule: "terminating-before-exit"})
@@ -70,7 +79,7 @@ func TestTerminatingBeforeExitEarliestExit(t *testing.T) {
 				t.Fatal(err)
 			}
 			if res.Status != c.want {
-				t.Fatalf("%s, want %s: %s (unshown %q, evidence %+v)", res.Status, c.want, res.Observed, res.Unshown, res.Evidence)
+				t.Fatalf("%s, want %s: %s (%s; unshown %q, evidence %+v)", res.Status, c.want, res.Observed, res.Expected, res.Unshown, res.Evidence)
 			}
 			for _, u := range c.unshown {
 				if !hasUnshown(res, u) {
@@ -79,6 +88,9 @@ func TestTerminatingBeforeExitEarliestExit(t *testing.T) {
 			}
 			if c.evidence != "" && !hasEvidence(res, c.evidence) {
 				t.Errorf("no evidence with %q: %+v", c.evidence, res.Evidence)
+			}
+			if !strings.Contains(res.Expected, c.expected) {
+				t.Errorf("expected %q, want it to contain %q", res.Expected, c.expected)
 			}
 		})
 	}
@@ -99,38 +111,16 @@ func TestTerminatingBeforeExitDoorLag(t *testing.T) {
 		}
 		return b
 	}
-	cases := []struct {
-		name           string
-		run            *vt.Builder
-		want           verdict.Status
-		expected, evid string
-	}{
+	checkLeads(t, []leadCase{
 		// The door sent a a request 3.35 s after its withdrawal (after its exit: a 502): a process
 		// gone 3.2 s after the kill left requests the door still sent it.
 		{name: "door slower than the lead", run: run(ms(13400), true), want: verdict.Fail,
-			expected: "at least 3.35s (the front door's lag", evid: "the front door may send it new requests for up to 3.35s"},
+			expected: "at least 3.35s (the front door's lag", evidence: "the front door may send it new requests for up to 3.35s"},
 		// The same requests through kube-proxy (no door record): the oracle's 2 s holds.
 		{name: "no door: the oracle's propagation", run: run(ms(13400), false), want: verdict.Pass,
 			expected: "at least 2s (propagation)"},
 		// A quick door (0.3 s) does not lower the 2 s bound.
 		{name: "door quicker than propagation", run: run(ms(10350), true), want: verdict.Pass,
 			expected: "the front door's own lag was at most 300ms"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			res, err := verdict.Evaluate(c.run.Input(), verdict.Spec{Rule: "terminating-before-exit"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Status != c.want {
-				t.Fatalf("%s, want %s: %s (%s; unshown %q)", res.Status, c.want, res.Observed, res.Expected, res.Unshown)
-			}
-			if !strings.Contains(res.Expected, c.expected) {
-				t.Errorf("expected %q, want it to contain %q", res.Expected, c.expected)
-			}
-			if c.evid != "" && !hasEvidence(res, c.evid) {
-				t.Errorf("no evidence with %q: %+v", c.evid, res.Evidence)
-			}
-		})
-	}
+	})
 }
