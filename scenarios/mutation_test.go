@@ -65,8 +65,8 @@ func mutationFeature(s *suiteEnv, mu scenario.Mutation, sc *scenario.Scenario) f
 					continue
 				}
 				if v.Status != verdict.Fail {
-					suite.fail(t, "variant %s %s rule %s of %s (%s): the harness cannot see this anti-pattern (%s)",
-						mu.Variant, v.Status, rule, mu.Scenario, mu.Why, v.Observed)
+					suite.fail(t, "variant %s %s rule %s of %s (%s): the harness cannot see this anti-pattern (%s)%s",
+						mu.Variant, v.Status, rule, mu.Scenario, mu.Why, v.Observed, unshownWords(v, rep))
 					continue
 				}
 				t.Logf("variant %s FAILs %s as it must: %s", mu.Variant, rule, v.Observed)
@@ -132,4 +132,17 @@ func ruleEvidence(rep *reports.ScenarioReport, rule, pattern string, namePod boo
 		return fmt.Errorf("rule %s: no observation matches %q and names the faulted pod %v (observed: %s)", rule, pattern, faulted, strings.Join(lines, " | "))
 	}
 	return fmt.Errorf("rule %s: no observation matches %q, the designated evidence (observed: %s)", rule, pattern, strings.Join(lines, " | "))
+}
+
+// unshownWords is what an INCONCLUSIVE row could not show, and the capacity its overload was sized
+// from, for the failure line: CI keeps only a part of the output.
+func unshownWords(v verdict.Result, rep *reports.ScenarioReport) string {
+	var out string
+	if len(v.Unshown) > 0 {
+		out += "; unshown: " + strings.Join(v.Unshown, "; ")
+	}
+	if rep.Capacity != nil {
+		out += "; " + rep.Capacity.String()
+	}
+	return out
 }

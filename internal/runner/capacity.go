@@ -149,14 +149,9 @@ func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.
 		missed = st.Fidelity < capacityThreshold
 		return st, nil
 	}
-	// The scenario's own rate is what the target serves through the whole run: the ladder starts
-	// one step above it.
-	start := float64(2 * max(sc.Load.Rate, 10))
-	res, err := maxrate.Search(ctx, maxrate.Options{
-		Start: start, Min: 1, Max: capacityMax, Factor: 2, Threshold: capacityThreshold, Resolution: 0.25,
-		Budget: capacityBudget, StepCost: capacityStep + 2*time.Second,
-		OnStep: func(st maxrate.Step) { s.log.Info("capacity step", "step", st.String()) },
-	}, measure)
+	opts := capacityOptions(sc.Load.Rate)
+	opts.OnStep = func(st maxrate.Step) { s.log.Info("capacity step", "step", st.String()) }
+	res, err := maxrate.Search(ctx, opts, measure)
 	if err != nil {
 		return c, sent, err
 	}
@@ -170,6 +165,17 @@ func (s *scenarioRun) searchCapacity(ctx context.Context, path string) (reports.
 		c.HarnessLimit = 0 // a retried step that held after all
 	}
 	return c, sent, nil
+}
+
+// capacityOptions is the step search for a scenario whose own load runs at rate: the ladder starts
+// one step above it. A missed step is measured once more, from a rested target, before it bounds
+// the capacity: one hiccup (a GC pause, a busy node) on a low step would otherwise size the
+// overload below what the target serves, and its verdicts would show nothing.
+func capacityOptions(rate int) maxrate.Options {
+	return maxrate.Options{
+		Start: float64(2 * max(rate, 10)), Min: 1, Max: capacityMax, Factor: 2, Threshold: capacityThreshold, Resolution: 0.25,
+		Budget: capacityBudget, StepCost: capacityStep + 2*time.Second, Retries: 1,
+	}
 }
 
 // waitAllReady waits (up to capacitySettle) until every endpoint of the target Service is ready:

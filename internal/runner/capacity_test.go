@@ -1,6 +1,10 @@
 package runner
 
 import (
+	"context"
+	"time"
+
+	"github.com/probegate/probegate/internal/maxrate"
 	"strings"
 	"testing"
 
@@ -35,5 +39,31 @@ func TestCapacityEntryCarriesTheSearch(t *testing.T) {
 	e := capacityEntry(c)
 	if e.Kind != timeline.KindCapacity || e.Capacity == nil || *e.Capacity != (timeline.CapacitySearch{Rate: 800, HarnessLimit: 1200}) {
 		t.Fatalf("entry %+v (capacity %+v)", e, e.Capacity)
+	}
+}
+
+// TestCapacitySearchOutlivesOneHiccup: a target that holds 240/s but misses its 120/s step once (a
+// pause on the node) is still measured above 120/s; without the retry the search bounded the
+// capacity at 60/s and the overload, at twice that, never saturated the target.
+func TestCapacitySearchOutlivesOneHiccup(t *testing.T) {
+	hiccup := true
+	measure := func(_ context.Context, rate float64) (maxrate.Step, error) {
+		fid := 1.0
+		if rate > 240 || (rate == 120 && hiccup) {
+			fid = 0.5
+		}
+		if rate == 120 {
+			hiccup = false
+		}
+		return maxrate.Step{Planned: 100, Fidelity: fid}, nil
+	}
+	opts := capacityOptions(30)
+	opts.Budget = time.Hour
+	res, err := maxrate.Search(context.Background(), opts, measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Held < 240 {
+		t.Fatalf("capacity %g after one missed step, want 240 (steps %v)", res.Held, res.Steps)
 	}
 }
