@@ -126,3 +126,28 @@ func TestTerminatingBeforeExitNeedsALead(t *testing.T) {
 		}
 	}
 }
+
+// TestWithdrawalMeasureIsTheOneJudged: with min-withdrawn 1, the measure is the quickest
+// withdrawal (the one the PASS rests on), not a pod beyond it that left late (overload's keeper
+// withdrew 9.5 s in, and compare flagged a PASS whose measure exceeded its bound); with every pod
+// required, it is the slowest.
+func TestWithdrawalMeasureIsTheOneJudged(t *testing.T) {
+	run := base().Inject(10*s, "db-latency", "").Revert(30*s, "db-latency", "").
+		NotReady(12*s, "b").NotReady(13*s, "c").NotReady(ms(19500), "a")
+	for _, c := range []struct {
+		params map[string]string
+		want   float64
+	}{
+		{map[string]string{"fault": "db-latency", "hold": "false", "min-withdrawn": "1"}, 2},
+		{map[string]string{"fault": "db-latency", "hold": "false", "min-withdrawn": "2"}, 3},
+		{map[string]string{"fault": "db-latency", "hold": "false"}, 9.5},
+	} {
+		res, err := verdict.Evaluate(run.Input(), verdict.Spec{Rule: "readiness-withdrawn-in-window", Params: c.params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Measure == nil || res.Measure.Value != c.want {
+			t.Errorf("%v: measure %+v, want %gs (%s %s)", c.params, res.Measure, c.want, res.Status, res.Observed)
+		}
+	}
+}
