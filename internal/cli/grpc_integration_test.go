@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/probegate/probegate/internal/testcluster"
+	"github.com/probegate/probegate/internal/verdict"
+	"github.com/probegate/probegate/reports"
+)
+
+// TestIntegrationGRPCGoaway is the gRPC control (issue #28): the bundled app serving gRPC, as a
+// user's target file (fixtures/grpc), under rolling-update-under-load with calls held 1 s on
+// pinned connections. good stops with GracefulStop (GOAWAY: the client moves its calls to another
+// connection) and PASSes every verdict; no-goaway calls Stop (the connection is cut) and must FAIL
+// failed-requests-budget with UNAVAILABLE calls. The two runs go side by side, staggered as the
+// StatefulSet pair is, so the pair costs one run's time.
+func TestIntegrationGRPCGoaway(t *testing.T) {
+	testcluster.Require(t)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildProbegate(t, root)
+	for i, tc := range []struct {
+		target string
+		code   int
+		fail   string // the rule that must FAIL; every other verdict of good must PASS
+	}{
+		{"good", ExitOK, ""},
+		{"no-goaway", ExitFail, "failed-requests-budget"},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			t.Parallel()
+			time.Sleep(time.Duration(i) * statefulSetStagger)
+			out := filepath.Join(t.TempDir(), "out")
+			code, stdout, stderr := runBuilt(t, bin, root, "run", "--target", filepath.Join("fixtures", "grpc", tc.target+".target.yaml"),
+				"--scenario", "rolling-update-under-load", "--out", out)
+			t.Logf("stdout:\n%s\nstderr (tail): %s", stdout, tail(stderr, 2000))
+			rep, err := reports.LoadDir(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Scenarios) != 1 {
+				t.Fatalf("%d scenarios in the report, want 1", len(rep.Scenarios))
+			}
+			sc := rep.Scenarios[0]
+			if len(sc.Connections) == 0 {
+				t.Errorf("no gRPC connection in the report: the calls were not attributed to connections")
+			}
+			found := tc.fail == ""
+			for _, v := range sc.Verdicts {
+				switch {
+				case v.Rule == tc.fail:
+					found = true
+					unavailable := 0
+					for _, q := range sc.Requests {
+						if !q.OK() && q.GRPC == "UNAVAILABLE" {
+							unavailable++
+						}
+					}
+					if v.Status != verdict.Fail || unavailable == 0 {
+						t.Errorf("%s: %s (%s), %d calls UNAVAILABLE; want FAIL with UNAVAILABLE calls", v.Rule, v.Status, v.Observed, unavailable)
+					}
+				case tc.fail == "" && v.Status != verdict.Pass:
+					t.Errorf("%s: %s, want PASS (%s %v)", v.Rule, v.Status, v.Observed, v.Unshown)
+				}
+			}
+			if !found {
+				t.Errorf("no %s verdict", tc.fail)
+			}
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+		})
+	}
+}
