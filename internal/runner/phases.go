@@ -60,6 +60,8 @@ type scenarioRun struct {
 	reqs      []timeline.Request
 	loadStart time.Duration // timeline offsets of the load's (and the schedule's) start and end
 	loadEnd   time.Duration
+	// rolloutEnd, when set, ends a load sized to a rollout's bound once the rollout is complete.
+	rolloutEnd *rolloutEnd
 }
 
 // newScenarioRun starts sc's report and timeline with the runner's variant and seed overrides.
@@ -318,6 +320,14 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 			s.mark("sized", strings.Join(notes, "; "))
 		}
 	}
+	if covered, minLoad, notes := coverRolloutBound(s.sc, s.pod); len(notes) > 0 {
+		s.sc = covered
+		s.rolloutEnd = &rolloutEnd{min: minLoad, margin: scenario.SizingMargin}
+		for _, n := range notes {
+			s.log.Info("sized to the target", "change", n)
+		}
+		s.mark("sized", strings.Join(notes, "; "))
+	}
 	sc, r := s.sc, s.r
 	var build faultBuilder = faultRegistry{}
 	if r.kit.faults != nil {
@@ -364,6 +374,11 @@ func (s *scenarioRun) planFaults(ctx context.Context) error {
 		planned = append(planned, &plannedFault{Index: i, Spec: f, Inj: inj, Skip: skip})
 	}
 	s.sc = &resolved
+	if s.rolloutEnd != nil {
+		for _, f := range resolved.Faults {
+			s.rolloutEnd.lastFault = max(s.rolloutEnd.lastFault, f.End())
+		}
+	}
 	s.sched = newSchedule(planned, s.tl, s.log)
 	// RevertAll uses its own bounded context: ctx may be the cancelled one.
 	s.onEnd(func() {
@@ -385,7 +400,12 @@ func (s *scenarioRun) drive(ctx context.Context, path string) error {
 	}
 	waitSchedule, stopSchedule := s.startSchedule(ctx, start)
 	defer stopSchedule()
+	loadDone := make(chan struct{})
+	if s.rolloutEnd != nil {
+		go s.endAfterRollouts(ctx, *s.rolloutEnd, load, start, loadDone)
+	}
 	reqs, loadErr := waitLoad(ctx, load)
+	close(loadDone)
 	reqs = timeline.KeyHeaderPods(reqs, s.tl.Entries())
 	reqs, s.rep.Attribution = s.attr.apply(reqs, s.tl.Entries())
 	reqs, s.rep.Attribution = s.door.apply(ctx, reqs, s.tl.Entries(), s.rep.Attribution)

@@ -155,3 +155,52 @@ func TestColdStartAndOneShotRecovery(t *testing.T) {
 		})
 	}
 }
+
+// upTo is b's entries up to t: the timeline as the runner reads it at t while the load runs.
+func upTo(b *vt.Builder, t time.Duration) []timeline.Entry {
+	var out []timeline.Entry
+	for _, e := range b.Entries() {
+		if e.T <= t {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// RolloutsComplete, which ends a load sized to a rollout's bound, sees a rollout complete exactly
+// when recovery-within would: every endpoint in rotation a new pod, as many as before the fault.
+func TestRolloutsComplete(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		entries  []timeline.Entry
+		recorded int
+		complete bool
+	}{
+		{"before the fault", upTo(goodRollout(t), 10*s), 0, true},
+		{"one of two replaced (old-b still ready)", upTo(goodRollout(t), 60*s), 1, false},
+		{"both replaced", upTo(goodRollout(t), 66*s), 1, true},
+		{"new pod never ready", upTo(stuckRollout(t), 80*s), 1, false},
+		{"a pod deletion is no rollout", oneShot(t).Entries(), 0, true},
+	} {
+		n, ok := verdict.RolloutsComplete(c.entries, 7*s)
+		if n != c.recorded || ok != c.complete {
+			t.Errorf("%s: %d recorded, complete %v; want %d, %v", c.name, n, ok, c.recorded, c.complete)
+		}
+	}
+}
+
+// RolloutBound is the bound recovery-within states for the good target (2 × 66.7s), and with no
+// startup probe the live pod's boot stands in (× 1.5 + 2s), or there is none.
+func TestRolloutBound(t *testing.T) {
+	o := good(t)
+	if b, ok := verdict.RolloutBound(o, 2, 0); !ok || b != ms(133400) {
+		t.Errorf("good target: %s %v, want 2m13.4s", b, ok)
+	}
+	o.Startup = oracle.StartupBudget{Unbounded: true}
+	if b, ok := verdict.RolloutBound(o, 2, 0); ok {
+		t.Errorf("no startup probe, no boot: bound %s, want none", b)
+	}
+	if b, ok := verdict.RolloutBound(o, 2, 10*s); !ok || b != 2*(17*s+ms(4700)) {
+		t.Errorf("no startup probe, boot 10s: %s %v, want 43.4s", b, ok)
+	}
+}

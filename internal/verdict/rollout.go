@@ -38,23 +38,9 @@ func judgeRollout(in Input, r *Result, eps endpointHistory, steps []readyStep, h
 	if f.Reverted && f.End < until {
 		until, cut = f.End, "the fault was reverted"
 	}
-	isNew := func(name string) bool {
-		p := pods[name]
-		return p != nil && p.Created != nil && p.Created.T >= f.Start && (!f.Reverted || p.Created.T < f.End)
-	}
-	for _, s := range steps {
-		if s.T <= f.Start || s.T > until {
-			continue
-		}
-		fresh := 0
-		for _, p := range s.Ready {
-			if isNew(p) {
-				fresh++
-			}
-		}
-		if fresh < need || fresh < len(s.Ready) {
-			continue
-		}
+	isNew := rolloutCreated(pods, f)
+	if s, ok := rolloutComplete(steps, f, need, until, isNew); ok {
+		fresh := len(s.Ready)
 		took = s.T - f.Start
 		if bounded {
 			r.measure("recovery time", "s", AtMost, secs(took), secs(within))
@@ -112,6 +98,61 @@ func newReady(ready []string, isNew func(string) bool) int {
 	return n
 }
 
+// rolloutCreated reports whether a pod is one rollout fault f created: at or after the inject and,
+// when it was reverted, before the revert.
+func rolloutCreated(pods map[string]*podLife, f timeline.FaultWindow) func(string) bool {
+	return func(name string) bool {
+		p := pods[name]
+		return p != nil && p.Created != nil && p.Created.T >= f.Start && (!f.Reverted || p.Created.T < f.End)
+	}
+}
+
+// rolloutComplete returns the first ready step after f's inject, up to until, at which at least
+// need endpoints are in rotation and every one is a pod the rollout created.
+func rolloutComplete(steps []readyStep, f timeline.FaultWindow, need int, until time.Duration, isNew func(string) bool) (readyStep, bool) {
+	for _, s := range steps {
+		if s.T <= f.Start || s.T > until {
+			continue
+		}
+		if fresh := newReady(s.Ready, isNew); fresh >= need && fresh == len(s.Ready) {
+			return s, true
+		}
+	}
+	return readyStep{}, false
+}
+
+// RolloutsComplete reports whether every rollout fault (cold-start, rolling-update) recorded on
+// entries so far has completed as recovery-within judges one (as many endpoints in rotation as the
+// most at once from loadStart to the inject, every one a pod the rollout created), and how many
+// were recorded. The runner asks it while the load runs, to end a load sized to cover the
+// rollout's bound once there is nothing left to see.
+func RolloutsComplete(entries []timeline.Entry, loadStart time.Duration) (recorded int, complete bool) {
+	eps := buildEndpoints(entries)
+	steps := eps.steps()
+	pods := buildPods(entries)
+	in := Input{Entries: entries, Load: Span{Start: loadStart, End: loadStart + 1}}
+	horizon := time.Duration(0)
+	if n := len(entries); n > 0 {
+		horizon = entries[n-1].T
+	}
+	complete = true
+	for _, f := range timeline.FaultWindows(entries) {
+		if !rolloutFaults[f.Type] || f.Skipped {
+			continue
+		}
+		recorded++
+		need := baseline(in, eps, steps, f.Start)
+		until := horizon
+		if f.Reverted && f.End < until {
+			until = f.End
+		}
+		if _, ok := rolloutComplete(steps, f, need, until, rolloutCreated(pods, f)); need == 0 || !ok {
+			complete = false
+		}
+	}
+	return recorded, complete
+}
+
 // readyAfterStartup is how long after its startup probe passes a pod's endpoint must be in rotation:
 // the readiness probe's initial delay and recovery window with propagation.
 func readyAfterStartup(in Input) (time.Duration, string) {
@@ -149,4 +190,19 @@ func rolloutBound(in Input, pods map[string]*podLife, f timeline.FaultWindow, ne
 	}
 	per := boot + ready
 	return time.Duration(max(need, 1)) * per, fmt.Sprintf("%d pods replaced one at a time, each within %s: %s, then %s", max(need, 1), dur(per), bootWords, readyWords), true
+}
+
+// RolloutBound is recovery-within's default bound for a rollout of replicas pods on a target with
+// oracle o (each replaced in turn within the restart allowance, the startup budget and the readiness
+// window after it), or false when the target's probes give none. Without a startup budget, boot (the
+// live pod's creation→ready, zero when unknown) stands in, as the pods' boots before the fault do
+// when the rule judges.
+func RolloutBound(o oracle.Oracle, replicas int, boot time.Duration) (time.Duration, bool) {
+	var pods map[string]*podLife
+	if boot > 0 {
+		created := time.Duration(0)
+		pods = map[string]*podLife{"live": {CreatedAt: &created, ReadyAt: &boot}}
+	}
+	within, _, bounded := rolloutBound(Input{Oracle: o}, pods, timeline.FaultWindow{Start: boot}, replicas)
+	return within, bounded
 }
