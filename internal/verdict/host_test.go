@@ -32,6 +32,10 @@ func TestHostCaveat(t *testing.T) {
 	}{
 		{"fail on a starved host", fail(), starved, true},
 		{"fail on a busy host", fail(), busy, false},
+		// The failed request was sent as the starvation began and ran into it (CI 2026-12-06: no
+		// caveat on 11 requests lost in a burst that began at the first of them).
+		{"fail as starvation begins", fail(), append(hostEntries(0.2, 0, 30*time.Second), hostEntries(0.97, 30*time.Second, 40*time.Second)...), true},
+		{"fail, starved only after the request's time", fail(), append(hostEntries(0.2, 0, 36*time.Second), hostEntries(0.97, 36*time.Second, 40*time.Second)...), false},
 		{"fail, starved only long before it", fail(), append(hostEntries(0.97, 0, 15*time.Second), hostEntries(0.3, 15*time.Second, 40*time.Second)...), false},
 		{"pass on a starved host", Result{Status: Pass}, starved, true},
 		{"pass on a busy host", Result{Status: Pass}, busy, false},
