@@ -22,6 +22,7 @@ import (
 // FAIL the named rule of the named scenario. A variant that passes means probegate cannot see the
 // mistake it embodies, which is a harness bug.
 func TestIntegrationMutationMatrix(t *testing.T) {
+	t.Parallel() // with the other of the suite and the matrix: one pool of the runner's slots
 	s := requireSuite(t)
 	if envCfg.FeatureRegex() != nil && !slices.Contains(envCfg.Labels()["kind"], "mutation") {
 		t.Skip("--feature selects catalogue scenarios; add --labels=kind=mutation to run the mutation matrix")

@@ -17,6 +17,7 @@ type reportKey struct{}
 // TestIntegrationScenarios runs every catalogue scenario against the good target: each is one
 // feature, each expected verdict one assessment that must PASS.
 func TestIntegrationScenarios(t *testing.T) {
+	t.Parallel() // with the other of the suite and the matrix: one pool of the runner's slots
 	s := requireSuite(t)
 	var feats []features.Feature
 	for _, sc := range s.cat.Scenarios {
