@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -104,7 +105,9 @@ func reflectFiles(ctx context.Context, cc grpc.ClientConnInterface, symbol strin
 		return nil, err
 	}
 	ask := func(req *reflectionpb.ServerReflectionRequest) ([][]byte, error) {
-		if err := stream.Send(req); err != nil {
+		// A Send that meets a stream the server already ended says only io.EOF; the status
+		// (Unimplemented from a server without reflection) is what Recv then returns.
+		if err := stream.Send(req); err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
 		resp, err := stream.Recv()
