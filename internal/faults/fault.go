@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/probegate/probegate/internal/timeline"
 )
@@ -46,6 +47,13 @@ type Recorder struct {
 // as the timeline knows the pod that has the name now (a StatefulSet's replacement keeps the name:
 // see timeline.Incarnation).
 func (r Recorder) record(action, target, pod, detail string, params map[string]string) timeline.Entry {
+	return r.recordAt(time.Time{}, action, target, pod, detail, params)
+}
+
+// recordAt is record stamped at (now when zero): for an action that took effect before the fault
+// could write it down (a freeze is in force once its last SIGSTOP returned, not once it has listed
+// the container's processes again to be sure).
+func (r Recorder) recordAt(at time.Time, action, target, pod, detail string, params map[string]string) timeline.Entry {
 	if r.Timeline == nil {
 		return timeline.Entry{}
 	}
@@ -54,11 +62,14 @@ func (r Recorder) record(action, target, pod, detail string, params map[string]s
 		if params == nil {
 			params = map[string]string{}
 		}
-		_, now := r.Timeline.Now()
-		key = timeline.IncarnationsOf(r.Timeline.Entries()).KeyAt(pod, now)
+		_, when := r.Timeline.Now()
+		if !at.IsZero() {
+			when = r.Timeline.Since(at)
+		}
+		key = timeline.IncarnationsOf(r.Timeline.Entries()).KeyAt(pod, when)
 		params["pod"] = key
 	}
-	return r.Timeline.Append(timeline.Entry{Kind: timeline.KindFault, Pod: key, Fault: &timeline.FaultAction{
+	return r.Timeline.Append(timeline.Entry{At: at, Kind: timeline.KindFault, Pod: key, Fault: &timeline.FaultAction{
 		Type: r.Type, Name: r.Name, Action: action, Target: target, Detail: detail, Params: params,
 	}})
 }

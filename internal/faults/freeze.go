@@ -106,7 +106,7 @@ func (f *Freeze) Inject(ctx context.Context) error {
 	// The STOPs get their own bounded context: an interrupt must not cut them between the node's
 	// kill and the record of it here, or the revert would not know there are processes to resume.
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), signalTimeout)
-	stopped, err := f.stopAll(stopCtx, node, id, pid)
+	stopped, at, err := f.stopAll(stopCtx, node, id, pid)
 	cancel()
 	if err != nil {
 		// A STOP may have landed all the same: resume them (harmless if they run).
@@ -120,7 +120,7 @@ func (f *Freeze) Inject(ctx context.Context) error {
 	}
 	f.pod, f.node, f.container, f.id, f.pid, f.pids = pod.Name, node, name, id, pid, stopped
 	via := f.Procs.Via(node)
-	f.record(timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("SIGSTOP to every process of container %s (pids %s on node %s, the main one %d; through %s)", name, pidList(stopped, " "), node, pid, via),
+	f.recordAt(at, timeline.FaultInject, pod.Name, pod.Name, fmt.Sprintf("SIGSTOP to every process of container %s (pids %s on node %s, the main one %d; through %s)", name, pidList(stopped, " "), node, pid, via),
 		map[string]string{"pid": strconv.Itoa(pid), "pids": pidList(stopped, ","), "container": name, "node": node, "via": via})
 	f.end(true)
 	f.observe(ctx, true)
@@ -129,16 +129,19 @@ func (f *Freeze) Inject(ctx context.Context) error {
 
 // stopAll sends SIGSTOP to main, then to every other process of container id, listing them again
 // until a listing holds none it has not stopped (a process forked meanwhile). It returns the pids
-// it stopped; a process that exited before its signal is left out.
-func (f *Freeze) stopAll(ctx context.Context, node, id string, main int) ([]int, error) {
+// it stopped (a process that exited before its signal is left out) and when the last SIGSTOP
+// returned: the freeze is in force from then, the listing after it only confirms that (on a busy
+// 2-core host each exec into the node took up to ~0.7 s, and stamping after the listing made a
+// freeze "2s late" in CI).
+func (f *Freeze) stopAll(ctx context.Context, node, id string, main int) ([]int, time.Time, error) {
 	if err := f.Procs.Signal(ctx, node, main, "STOP"); err != nil {
-		return []int{main}, fmt.Errorf("SIGSTOP to pid %d: %w", main, err)
+		return []int{main}, time.Time{}, fmt.Errorf("SIGSTOP to pid %d: %w", main, err)
 	}
-	stopped := []int{main}
+	stopped, at := []int{main}, time.Now()
 	for round := 0; round < stopRounds; round++ {
 		pids, err := f.Procs.ContainerPIDs(ctx, node, id)
 		if err != nil {
-			return stopped, fmt.Errorf("list the container's processes: %w", err)
+			return stopped, at, fmt.Errorf("list the container's processes: %w", err)
 		}
 		slices.Sort(pids)
 		fresh := 0
@@ -151,15 +154,15 @@ func (f *Freeze) stopAll(ctx context.Context, node, id string, main int) ([]int,
 				if _, serr := f.Procs.State(ctx, node, p); gone(serr) {
 					continue // it exited meanwhile
 				}
-				return stopped, fmt.Errorf("SIGSTOP to pid %d: %w", p, err)
+				return stopped, at, fmt.Errorf("SIGSTOP to pid %d: %w", p, err)
 			}
-			stopped = append(stopped, p)
+			stopped, at = append(stopped, p), time.Now()
 		}
 		if fresh == 0 {
-			return stopped, nil
+			return stopped, at, nil
 		}
 	}
-	return stopped, fmt.Errorf("the container kept starting processes through %d listings", stopRounds)
+	return stopped, at, fmt.Errorf("the container kept starting processes through %d listings", stopRounds)
 }
 
 // Revert resumes the processes, the main one last. If the main one is gone (kubelet killed and

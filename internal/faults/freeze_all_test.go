@@ -104,3 +104,37 @@ func TestTaskPIDs(t *testing.T) {
 		t.Fatalf("a malformed listing: %v", err)
 	}
 }
+
+// The freeze is in force once its last SIGSTOP returned: the inject is stamped then, not after the
+// listing that only confirms no process was forked meanwhile (on a busy host each exec into the
+// node took up to ~0.7 s; stamped after the listing, CI's freeze read as "injected 2s late").
+func TestFreezeStampsTheLastStop(t *testing.T) {
+	node := &fakeNode{state: map[string]string{}, children: map[string][]string{}}
+	const listing = 300 * time.Millisecond
+	var stopped time.Time
+	exec := func(ctx context.Context, on string, args ...string) ([]byte, error) {
+		out, err := node.exec(ctx, on, args...)
+		switch {
+		case len(args) >= 2 && args[0] == "kill" && args[1] == "-STOP":
+			stopped = time.Now()
+		case len(args) >= 5 && args[0] == "ctr" && args[4] == "ps":
+			time.Sleep(listing)
+		}
+		return out, err
+	}
+	tl := timeline.New(time.Now())
+	c := choice(fakeTarget(), 0)
+	c.Pod = "target-a"
+	f := NewFreeze(Recorder{Timeline: tl, Name: "faults[0]"}, c, "", ExecProcs(exec))
+	if err := f.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Revert(context.Background())
+	inject := tl.Filter(timeline.KindFault)[0]
+	if inject.Fault.Action != timeline.FaultInject {
+		t.Fatalf("first fault entry %+v, want the inject", inject.Fault)
+	}
+	if d := inject.At.Sub(stopped); d < 0 || d > listing/3 {
+		t.Errorf("inject stamped %v after the SIGSTOP returned; want it stamped at the stop, not after the %v listing", d, listing)
+	}
+}
