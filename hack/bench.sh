@@ -25,6 +25,9 @@
 # BENCH_SETUP_REPORT=DIR adds FIGURE setup-overhead from that run's report directory (hack/setupfig:
 # namespace → load beyond the target's own rollout, the worst scenario); alone, with no cluster:
 #   go run ./hack/setupfig DIR
+# BENCH_GATE_REPORT=DIR adds FIGURE time-to-verdict-gate from a gate run's report directory
+# (hack/ci-recipe.sh leaves one in _out/ci/gate; hack/gatefig: start to verdicts against the gate
+# profile's budget); alone: go run ./hack/gatefig DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source hack/lib/common.sh
@@ -46,6 +49,9 @@ load_max_rate() {
 go build -o "$out/probegate" ./cmd/probegate
 if [ -n "${BENCH_SETUP_REPORT:-}" ]; then
   go run ./hack/setupfig "$BENCH_SETUP_REPORT" | tee -a "$out/bench.log" | grep '^FIGURE'
+fi
+if [ -n "${BENCH_GATE_REPORT:-}" ]; then
+  go run ./hack/gatefig "$BENCH_GATE_REPORT" | tee -a "$out/bench.log" | grep '^FIGURE'
 fi
 image=$(hack/node-image.sh 2>/dev/null)
 size=$(docker image inspect -f '{{.Size}}' "$image")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CI recipe of docs/ci.md run on this machine: the GitHub Actions workflow's steps, the same
 # probegate commands in the same order (hack/cirecipe_test.go holds them together), with the offline
-# node image standing in for the registry one and the podinfo example as the release candidate.
+# node image standing in for the registry one and, as the release candidate, the bundled app with no
+# database brought as a user's target file (CI_TARGET=examples/podinfo/target.yaml for a real app).
 # Both of the workflow's paths run, one after the other: the nightly suite with compare against the
 # previous night, then the pre-release gate (--profile gate). Idempotent: caches are reused, the
 # cluster is reused when it is up, and the previous "night" is the last run of this script.
