@@ -31,11 +31,23 @@ func (r *Runner) createNamespace(ctx context.Context, ns, scenarioName string, e
 }
 
 // deleteNamespace deletes ns in the background of the run's end (it does not wait for the
-// namespace's finalisation); it works after the run's context was cancelled.
+// namespace's finalisation); it works after the run's context was cancelled. Its Services go
+// first, one by one: the namespace controller removes them only after its pods, seconds later on a
+// busy host, and until then their NodePorts hold the run's port slot.
 func (r *Runner) deleteNamespace(ns string, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	grace := int64(0)
+	svcs, err := r.Conn.Client.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		log.Warn("list the namespace's services", "namespace", ns, "err", err)
+		svcs = &corev1.ServiceList{}
+	}
+	for _, svc := range svcs.Items {
+		if err := r.Conn.Client.CoreV1().Services(ns).Delete(ctx, svc.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+			log.Warn("delete service", "namespace", ns, "service", svc.Name, "err", err)
+		}
+	}
 	if err := r.Conn.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
 		log.Warn("delete namespace", "namespace", ns, "err", err)
 		return
