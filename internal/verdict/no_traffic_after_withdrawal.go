@@ -27,7 +27,10 @@ func init() {
 			"separately as leakage (a figure), not as failures, unless count-reused is set: then a connection that carries a " +
 			"second request after that moment fails (the pod answered the first without ending keep-alive; an idle " +
 			"connection's one first use is leakage, since the pod can only say Connection: close on a response), and a run in which no " +
-			"withdrawn pod was serving the load just before its withdrawal is INCONCLUSIVE (nothing showed whether it closes them).",
+			"withdrawn pod was serving the load just before its withdrawal is INCONCLUSIVE (nothing showed whether it closes them). " +
+			"A gRPC call on a reused connection to a pod out of rotation but still running (readiness failed) fails whatever count-reused says: " +
+			"a gRPC server can end a connection at any moment (GOAWAY) and its client balances only on a new one, so the pinned connection is " +
+			"traffic the readiness failure never stopped; a terminating pod's calls are the drain rules' to judge.",
 		Params: []ParamSpec{
 			{Name: "allowance", Kind: KindDuration, Doc: "time for kube-proxy to stop routing; default the oracle's propagation", Tolerance: true},
 			{Name: "max", Kind: KindInt, Default: "0", Doc: "requests on new connections tolerated after withdrawal", Tolerance: true},
@@ -155,6 +158,14 @@ func withdrawnSpans(eps endpointHistory) []withdrawnSpan {
 	return out
 }
 
+// pinnedCall reports whether q is a gRPC call on a reused connection to a pod that left rotation
+// while still running (readiness failed: not terminating, still in the slice). A terminating pod
+// is left to the drain rules: it may keep serving its connections through its withdrawal delay
+// before it stops gracefully (GOAWAY), as the terminating-before-exit rule expects.
+func pinnedCall(q timeline.Request, s withdrawnSpan) bool {
+	return q.GRPC != "" && q.Reused && s.from.Present && !s.from.Terminating
+}
+
 func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	allow := in.Params.Duration("allowance", in.Oracle.Propagation)
 	limit := in.Params.Int("max", 0)
@@ -205,7 +216,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		}
 		r.window("no new traffic", s.pod, s.unrouted, to, why)
 	}
-	fresh, reused, kept, preopened := 0, 0, 0, 0
+	fresh, reused, kept, preopened, pinned := 0, 0, 0, 0, 0
 	datedNew, undatedNew := 0, 0 // new-connection requests judged, dated by their connection's opening or by their start
 	// usedAfter counts, per withdrawal and connection, the reused requests after the cutoff.
 	type spanConn struct {
@@ -265,7 +276,17 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 			}
 			worst = max(worst, late)
 			violation := !q.Reused
-			if q.Reused {
+			if q.Reused && pinnedCall(q, s) {
+				// A gRPC server can end its connection at any moment (GOAWAY), not only on a
+				// response, and its client re-resolves only then: calls a live pod out of
+				// rotation keeps taking on its pinned connection are traffic its readiness
+				// failure never stopped (kube-proxy balances a connection once).
+				reused++
+				pinned++
+				violation = true
+				r.add(atRequest(q, "gRPC call served by %s %s after it left rotation (seq %d, still running) on connection %s, pinned to it: the server did not end the connection (GOAWAY), so its readiness failure never reached this client",
+					q.Pod, dur(late), s.from.Seq, q.Conn))
+			} else if q.Reused {
 				reused++
 				key := spanConn{s.from.Seq, q.Conn}
 				usedAfter[key]++
@@ -291,7 +312,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 					r.add(atRequest(q, "served by %s %s after its withdrawal (seq %d) on a new connection (not dated: judged by the request's start)", q.Pod, dur(late), s.from.Seq))
 				}
 			}
-			counted := fresh
+			counted := fresh + pinned
 			if countReused {
 				counted += kept
 			}
@@ -307,6 +328,9 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		fresh, reused, kept, len(spans))
 	if preopened > 0 {
 		r.Observed += fmt.Sprintf("; %d more went over connections opened before routing stopped (their first request: leakage)", preopened)
+	}
+	if pinned > 0 {
+		r.Observed += fmt.Sprintf("; %d of the reused were gRPC calls a running pod out of rotation took on its pinned connection (counted: it sent no GOAWAY)", pinned)
 	}
 	if datedNew+undatedNew > 0 {
 		r.Observed += fmt.Sprintf("; new connections dated by their opening (%d) or, not dated, by the request's start (%d)", datedNew, undatedNew)
@@ -345,7 +369,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		r.Unshown = append(r.Unshown, fmt.Sprintf("no withdrawn pod served a request in the %s before its withdrawal, so none held a connection the load was using: "+
 			"whether a withdrawn pod closes its kept-alive connections could not be seen (a pod fault with pod: busiest hits the pod the load uses most)", dur(heldWindow)))
 	}
-	counted := fresh
+	counted := fresh + pinned
 	if countReused {
 		counted += kept
 	}
@@ -354,6 +378,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 	r.figure("after_withdrawal", float64(fresh))
 	r.figure("keepalive_leak", float64(reused))
 	r.figure("keepalive_not_ended", float64(kept))
+	r.figure("grpc_pinned_after_withdrawal", float64(pinned))
 	r.figure("withdrawals", float64(len(spans)))
 	r.figure("latest_after_withdrawal_s", secs(worst))
 	return r

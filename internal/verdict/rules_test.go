@@ -135,6 +135,16 @@ func TestRules(t *testing.T) {
 		{name: "connection kept after answering on it", rule: "no-traffic-after-withdrawal", params: map[string]string{"count-reused": "true"},
 			run:  base().NotReady(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").Reused(ms(16100), "a", "10.0.0.1:4000").Ready(25*s, "a"),
 			want: verdict.Fail, at: ms(16100), evidence: "already answered on since", figures: map[string]float64{"keepalive_not_ended": 1}},
+		// A gRPC server can end a connection at any moment (GOAWAY): calls a running pod out of
+		// rotation keeps taking on its pinned connection fail the rule whatever count-reused says;
+		// a terminating pod's are the drain rules' (it may serve through its withdrawal delay).
+		{name: "gRPC calls pinned to a pod out of rotation", rule: "no-traffic-after-withdrawal",
+			run: base().NotReady(13*s, "a").Reused(14*s, "a", "10.0.0.1:4000").GRPC("OK").Reused(16*s, "a", "10.0.0.1:4000").GRPC("OK").
+				Reused(17*s, "a", "10.0.0.1:4000").GRPC("OK").Ready(25*s, "a"),
+			want: verdict.Fail, at: 16 * s, evidence: "pinned to it", figures: map[string]float64{"grpc_pinned_after_withdrawal": 2}},
+		{name: "gRPC calls on a terminating pod's connection", rule: "no-traffic-after-withdrawal",
+			run: base().Terminating(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").GRPC("OK").Reused(17*s, "a", "10.0.0.1:4000").GRPC("OK"),
+			want: verdict.Pass, figures: map[string]float64{"grpc_pinned_after_withdrawal": 0, "keepalive_not_ended": 1}},
 		{name: "connection kept, not counted", rule: "no-traffic-after-withdrawal",
 			run:  base().NotReady(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").Reused(ms(16100), "a", "10.0.0.1:4000").Ready(25*s, "a"),
 			want: verdict.Pass, figures: map[string]float64{"keepalive_not_ended": 1}},

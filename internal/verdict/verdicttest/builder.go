@@ -349,6 +349,14 @@ func (b *Builder) Reused(t time.Duration, pod, conn string) *Builder {
 	return b
 }
 
+// GRPC makes the request added last a gRPC call that ended with status code (OK, UNAVAILABLE, …):
+// it has no HTTP status.
+func (b *Builder) GRPC(code string) *Builder {
+	q := &b.requests[len(b.requests)-1]
+	q.GRPC, q.Status = code, 0
+	return b
+}
+
 // Resent adds one request that succeeded from pod only after the client resent it (its first attempt
 // was cut on a kept-alive connection).
 func (b *Builder) Resent(t time.Duration, pod string) *Builder {
