@@ -143,7 +143,7 @@ func TestRules(t *testing.T) {
 				Reused(17*s, "a", "10.0.0.1:4000").GRPC("OK").Ready(25*s, "a"),
 			want: verdict.Fail, at: 16 * s, evidence: "pinned to it", figures: map[string]float64{"grpc_pinned_after_withdrawal": 2}},
 		{name: "gRPC calls on a terminating pod's connection", rule: "no-traffic-after-withdrawal",
-			run: base().Terminating(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").GRPC("OK").Reused(17*s, "a", "10.0.0.1:4000").GRPC("OK"),
+			run:  base().Terminating(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").GRPC("OK").Reused(17*s, "a", "10.0.0.1:4000").GRPC("OK"),
 			want: verdict.Pass, figures: map[string]float64{"grpc_pinned_after_withdrawal": 0, "keepalive_not_ended": 1}},
 		{name: "connection kept, not counted", rule: "no-traffic-after-withdrawal",
 			run:  base().NotReady(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").Reused(ms(16100), "a", "10.0.0.1:4000").Ready(25*s, "a"),
