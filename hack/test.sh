@@ -13,11 +13,29 @@ phase "lint"
 make --no-print-directory lint
 phase "images"
 if [ -x hack/images.sh ]; then hack/images.sh; fi
-phase "cluster lifecycle (delete, warm create, delete; host sysctls unchanged)"
-PROBEGATE_LIFECYCLE=1 go test -count=1 -timeout 60m -run '^TestIntegrationClusterLifecycle$' -v ./internal/cluster
+# The cluster lifecycle brackets the run: delete any cluster and create it warm (its fences
+# checked) here, then, on the way out, delete it and check the host's sysctls are what they were
+# before it. The tests in between use the cluster it created.
+snapshot=$(mktemp)
+lifecycle() {
+  PROBEGATE_LIFECYCLE=$1 PROBEGATE_LIFECYCLE_SNAPSHOT=$snapshot go test -count=1 -timeout 60m \
+    -run '^TestIntegrationClusterLifecycle$' -v ./internal/cluster
+}
+down() {
+  local rc=$?
+  phase "cluster down (delete; host sysctls unchanged)"
+  if ! lifecycle down; then
+    go run ./cmd/probegate cluster delete || true
+    rc=1
+  fi
+  rm -f "$snapshot"
+  exit "$rc"
+}
+phase "cluster lifecycle (delete, warm create)"
+trap down EXIT
+lifecycle up
 phase "cluster"
 go run ./cmd/probegate cluster create
-trap 'phase "cluster down"; go run ./cmd/probegate cluster delete' EXIT
 phase "unit tests (every package)"
 go test -short -count=1 -timeout 20m ./...
 phase "integration tests on the cluster"
