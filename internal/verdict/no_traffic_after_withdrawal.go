@@ -281,7 +281,6 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 				// response, and its client re-resolves only then: calls a live pod out of
 				// rotation keeps taking on its pinned connection are traffic its readiness
 				// failure never stopped (kube-proxy balances a connection once).
-				reused++
 				pinned++
 				violation = true
 				r.add(atRequest(q, "gRPC call served by %s %s after it left rotation (seq %d, still running) on connection %s, pinned to it: the server did not end the connection (GOAWAY), so its readiness failure never reached this client",
@@ -330,7 +329,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		r.Observed += fmt.Sprintf("; %d more went over connections opened before routing stopped (their first request: leakage)", preopened)
 	}
 	if pinned > 0 {
-		r.Observed += fmt.Sprintf("; %d of the reused were gRPC calls a running pod out of rotation took on its pinned connection (counted: it sent no GOAWAY)", pinned)
+		r.Observed += fmt.Sprintf("; %d gRPC calls a running pod out of rotation took on its pinned connection (counted: it sent no GOAWAY)", pinned)
 	}
 	if datedNew+undatedNew > 0 {
 		r.Observed += fmt.Sprintf("; new connections dated by their opening (%d) or, not dated, by the request's start (%d)", datedNew, undatedNew)

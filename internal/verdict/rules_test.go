@@ -141,7 +141,7 @@ func TestRules(t *testing.T) {
 		{name: "gRPC calls pinned to a pod out of rotation", rule: "no-traffic-after-withdrawal",
 			run: base().NotReady(13*s, "a").Reused(14*s, "a", "10.0.0.1:4000").GRPC("OK").Reused(16*s, "a", "10.0.0.1:4000").GRPC("OK").
 				Reused(17*s, "a", "10.0.0.1:4000").GRPC("OK").Ready(25*s, "a"),
-			want: verdict.Fail, at: 16 * s, evidence: "pinned to it", figures: map[string]float64{"grpc_pinned_after_withdrawal": 2}},
+			want: verdict.Fail, at: 16 * s, evidence: "pinned to it", figures: map[string]float64{"grpc_pinned_after_withdrawal": 2, "keepalive_leak": 0}},
 		{name: "gRPC calls on a terminating pod's connection", rule: "no-traffic-after-withdrawal",
 			run:  base().Terminating(13*s, "a").Reused(16*s, "a", "10.0.0.1:4000").GRPC("OK").Reused(17*s, "a", "10.0.0.1:4000").GRPC("OK"),
 			want: verdict.Pass, figures: map[string]float64{"grpc_pinned_after_withdrawal": 0, "keepalive_not_ended": 1}},
