@@ -34,8 +34,6 @@ down() {
 phase "cluster lifecycle (delete, warm create)"
 trap down EXIT
 lifecycle up
-phase "cluster"
-go run ./cmd/probegate cluster create
 phase "unit tests (every package)"
 go test -short -count=1 -timeout 20m ./...
 phase "integration tests on the cluster"

@@ -111,10 +111,7 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if err != nil {
 		return ctx, err
 	}
-	// slots scenarios at once over all of the cluster's port slots: a run that just ended frees its
-	// NodePorts only when its namespace's Services are gone, and with as many slots as runs the next
-	// scenario waited 13–24 s for that (make test, 2026-12-06).
-	r := runner.New(c, kc, nil, runner.Options{Logger: log, Parallel: slots, Slots: cluster.Slots})
+	r := runner.New(c, kc, nil, runner.Options{Logger: log, Parallel: cluster.DefaultParallel(nodes), Slots: slots})
 	if err := r.Preflight(setupCtx, config.Names()); err != nil {
 		return ctx, err
 	}

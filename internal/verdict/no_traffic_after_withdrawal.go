@@ -217,6 +217,14 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		r.window("no new traffic", s.pod, s.unrouted, to, why)
 	}
 	fresh, reused, kept, preopened, pinned := 0, 0, 0, 0, 0
+	// counted is what the rule holds against max: new connections, pinned gRPC calls, and with
+	// count-reused the kept-alive connections a pod answered on since its withdrawal.
+	counted := func() int {
+		if countReused {
+			return fresh + pinned + kept
+		}
+		return fresh + pinned
+	}
 	datedNew, undatedNew := 0, 0 // new-connection requests judged, dated by their connection's opening or by their start
 	// usedAfter counts, per withdrawal and connection, the reused requests after the cutoff.
 	type spanConn struct {
@@ -276,7 +284,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 			}
 			worst = max(worst, late)
 			violation := !q.Reused
-			if q.Reused && pinnedCall(q, s) {
+			if pinnedCall(q, s) {
 				// A gRPC server can end its connection at any moment (GOAWAY), not only on a
 				// response, and its client re-resolves only then: calls a live pod out of
 				// rotation keeps taking on its pinned connection are traffic its readiness
@@ -311,11 +319,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 					r.add(atRequest(q, "served by %s %s after its withdrawal (seq %d) on a new connection (not dated: judged by the request's start)", q.Pod, dur(late), s.from.Seq))
 				}
 			}
-			counted := fresh + pinned
-			if countReused {
-				counted += kept
-			}
-			if violation && counted > limit {
+			if violation && counted() > limit {
 				r.failAt(q.T)
 			}
 		}
@@ -368,11 +372,7 @@ func judgeNoTrafficAfterWithdrawal(in Input) Result {
 		r.Unshown = append(r.Unshown, fmt.Sprintf("no withdrawn pod served a request in the %s before its withdrawal, so none held a connection the load was using: "+
 			"whether a withdrawn pod closes its kept-alive connections could not be seen (a pod fault with pod: busiest hits the pod the load uses most)", dur(heldWindow)))
 	}
-	counted := fresh + pinned
-	if countReused {
-		counted += kept
-	}
-	r.measure("requests to a withdrawn pod after routing stopped", "requests", AtMost, float64(counted), float64(limit))
+	r.measure("requests to a withdrawn pod after routing stopped", "requests", AtMost, float64(counted()), float64(limit))
 	r.figure("unattributed_while_withdrawn", float64(inWindow-attributed))
 	r.figure("after_withdrawal", float64(fresh))
 	r.figure("keepalive_leak", float64(reused))
