@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,52 @@ func TestIntegrationGRPCGoaway(t *testing.T) {
 				t.Errorf("exit %d, want %d", code, tc.code)
 			}
 		})
+	}
+}
+
+// TestIntegrationGRPCPinnedWithdrawal is the control of no-traffic-after-withdrawal's gRPC branch:
+// fixtures/grpc/stall-pinned.yaml stalls the pod the one client's connection is pinned to, readiness
+// withdraws it while it runs, and the bundled app sends no GOAWAY when its readiness fails, so the
+// calls it keeps taking on that connection must FAIL the rule with the pinned evidence (on the
+// cluster 2026-12-07: 29 calls, the first 2.022 s after the withdrawal). After the pair above, alone.
+func TestIntegrationGRPCPinnedWithdrawal(t *testing.T) {
+	testcluster.Require(t)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildProbegate(t, root)
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runBuilt(t, bin, root, "run", "--target", filepath.Join("fixtures", "grpc", "good.target.yaml"),
+		"--scenario", filepath.Join("fixtures", "grpc", "stall-pinned.yaml"), "--out", out)
+	t.Logf("stdout:\n%s\nstderr (tail): %s", stdout, tail(stderr, 2000))
+	rep, err := reports.LoadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Scenarios) != 1 {
+		t.Fatalf("%d scenarios in the report, want 1", len(rep.Scenarios))
+	}
+	found := false
+	for _, v := range rep.Scenarios[0].Verdicts {
+		if v.Rule != "no-traffic-after-withdrawal" {
+			continue
+		}
+		found = true
+		pinned := 0
+		for _, ev := range v.Evidence {
+			if strings.Contains(ev.Note, "pinned to it") {
+				pinned++
+			}
+		}
+		if v.Status != verdict.Fail || pinned == 0 {
+			t.Errorf("%s: %s (%s), %d pinned-call evidence; want FAIL on calls pinned to the withdrawn pod", v.Rule, v.Status, v.Observed, pinned)
+		}
+	}
+	if !found {
+		t.Error("no no-traffic-after-withdrawal verdict")
+	}
+	if code != ExitFail {
+		t.Errorf("exit %d, want %d", code, ExitFail)
 	}
 }
