@@ -360,7 +360,10 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 			ok = false
 		}
 		t.Workload.Name = name
-		if !ok || name == "" {
+		switch why := untestedKinds[strings.ToLower(kind)]; {
+		case why != "":
+			r.fail(workloadNode, "workload", "%s: probegate cannot test this kind: %s; want deployment/NAME or statefulset/NAME", workload, why)
+		case !ok || name == "":
 			r.fail(workloadNode, "workload", "want deployment/NAME or statefulset/NAME, got %q", workload)
 		}
 		r.checkGRPC(t, protocolNode, grpcNode, requestsNode)
@@ -371,6 +374,17 @@ func ParseTargetSpec(file string, data []byte) (*TargetSpec, error) {
 	}
 	return t, nil
 }
+
+// untestedKinds says, for the workload kinds a user may name that probegate does not test, why
+// not: every scenario sets its own replica count and judges a fixed set of pods behind a Service.
+var untestedKinds = func() map[string]string {
+	ds := "a DaemonSet runs one pod per eligible node, so a scenario's replica count cannot be set " +
+		"(on a one-node cluster it would judge a single pod), and its rollouts are not built " +
+		"(docs/target-file.md, \"Workload kinds\")"
+	job := "a Job's pods run to completion and are not kept behind a Service"
+	rs := "a bare ReplicaSet has no rollout; name the Deployment that owns it"
+	return map[string]string{"daemonset": ds, "ds": ds, "job": job, "cronjob": job, "replicaset": rs, "rs": rs}
+}()
 
 // checkGRPC checks that the grpc block and the HTTP requests go with the protocol, and defaults the
 // call to the health check.

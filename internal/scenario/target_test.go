@@ -77,3 +77,20 @@ func TestTargetProtocolErrors(t *testing.T) {
 		})
 	}
 }
+
+// A workload kind probegate does not test is refused with the reason, not a bare "want".
+func TestTargetUntestedKinds(t *testing.T) {
+	for workload, want := range map[string]string{
+		"daemonset/agent": "daemonset/agent: probegate cannot test this kind: a DaemonSet runs one pod per eligible node",
+		"ds/agent":        "a DaemonSet runs one pod per eligible node",
+		"job/migrate":     "a Job's pods run to completion",
+		"replicaset/web":  "name the Deployment that owns it",
+		"pod/web":         `want deployment/NAME or statefulset/NAME, got "pod/web"`,
+		"deployment":      `want deployment/NAME or statefulset/NAME, got "deployment"`,
+	} {
+		_, err := ParseTargetSpec("t.yaml", []byte("name: web\nmanifests: [m.yaml]\nworkload: "+workload+"\nservice: web\n"))
+		if err == nil || !strings.Contains(err.Error(), "t.yaml:3: workload: ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", workload, err, want)
+		}
+	}
+}
