@@ -46,9 +46,8 @@ written to OUT, marked interrupted; scenarios cut short are reported as errors, 
 second Ctrl-C skips the waiting (judging, slow cleanups) but still reverts the faults.
 
 A scenario the target does not take by its declaration (a database fault and no dependencies in
-the target file, a long-request scenario and no requests.takes, a stall and no stall endpoint, a
-rollout of a workload kind whose rollouts are not built, such as a DaemonSet) or, in the default suite, that needs more nodes than the
-cluster has, is NOT APPLICABLE: listed with why, nothing deployed, not counted in the exit code.
+the target file, a long-request scenario and no requests.takes, a stall and no stall endpoint) or,
+in the default suite, that needs more nodes than the cluster has, is NOT APPLICABLE: listed with why, nothing deployed, not counted in the exit code.
 
 --profile names a set of scenarios and a time budget: built-in gate (the rollout, deletion and
 readiness scenarios, 10m) or nightly (the whole catalogue, 30m), or a profile file (docs/ci.md).
