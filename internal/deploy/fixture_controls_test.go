@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +63,39 @@ func TestJoinSlowFixtureLoads(t *testing.T) {
 	boot, err2 := time.ParseDuration(vals["BOOTSTRAP_DURATION"])
 	if err1 != nil || err2 != nil || join < 3*boot {
 		t.Errorf("JOIN_BOOTSTRAP %q, BOOTSTRAP_DURATION %q: a join must boot far slower than the set", vals["JOIN_BOOTSTRAP"], vals["BOOTSTRAP_DURATION"])
+	}
+}
+
+// The bypass control's app reaches its database through an undeclared Service (db-direct) that
+// selects the same pods as the declared one.
+func TestBypassFixtureLoads(t *testing.T) {
+	spec, err := scenario.LoadTargetSpec("../../fixtures/statefulset/bypass.target.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := LoadApp(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	containers, _, _ := unstructured.NestedSlice(app.Workload.Object, "spec", "template", "spec", "containers")
+	env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	url := ""
+	for _, e := range env {
+		if m := e.(map[string]any); m["name"] == "DATABASE_URL" {
+			url, _ = m["value"].(string)
+		}
+	}
+	if !strings.Contains(url, "@db-direct:5432/") {
+		t.Errorf("DATABASE_URL %q: the app must bypass Service db", url)
+	}
+	var direct bool
+	for _, o := range app.Objects {
+		if o.GetKind() == "Service" && o.GetName() == "db-direct" {
+			sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector")
+			direct = sel["app"] == "db"
+		}
+	}
+	if !direct || len(spec.Dependencies) != 1 || spec.Dependencies[0].Service != "db" {
+		t.Errorf("db-direct selects the database: %v; dependencies %+v", direct, spec.Dependencies)
 	}
 }
