@@ -311,7 +311,7 @@ func (s *scenarioRun) nodeAccess(ctx context.Context) error {
 // planFaults builds every fault's instance (or its skip reason) with its own seeded stream. From
 // here the faults are reverted whatever happens: schedule end, error, Ctrl-C or panic.
 func (s *scenarioRun) planFaults(ctx context.Context) error {
-	for _, size := range []func(*scenario.Scenario, *corev1.Pod) (*scenario.Scenario, []string){sizeToTarget, coverSpans} {
+	for _, size := range []func(*scenario.Scenario, *corev1.Pod) (*scenario.Scenario, []string){sizeToTarget, coverSpans, coverRecovery} {
 		if sized, notes := size(s.sc, s.pod); len(notes) > 0 {
 			s.sc = sized
 			for _, n := range notes {

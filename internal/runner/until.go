@@ -151,3 +151,37 @@ func coverSpans(sc *scenario.Scenario, pod *corev1.Pod) (*scenario.Scenario, []s
 	covered.Load.Duration = load
 	return &covered, notes
 }
+
+// coverRecovery returns sc with a load that outlasts every fault with a duration by the readiness
+// recovery deadline of this target plus scenario.SizingMargin, when the scenario judges
+// recovery-within: a freeze sized for the bundled app's 1 s probes ended 10 s before podinfo's
+// recovery was due, and the run could not show whether it recovered. sc itself when the load
+// already covers it (or nothing judges recovery), with one line per change.
+func coverRecovery(sc *scenario.Scenario, pod *corev1.Pod) (*scenario.Scenario, []string) {
+	if pod == nil || !slices.ContainsFunc(sc.Expect, func(e scenario.Expectation) bool { return e.Rule == "recovery-within" }) {
+		return sc, nil
+	}
+	o, err := scenarioOracle(sc, pod)
+	if err != nil || o.Readiness == nil {
+		return sc, nil
+	}
+	deadline := o.Readiness.Recovery.Deadline()
+	load := sc.Load.Duration
+	last := -1
+	for i, f := range sc.Faults {
+		if f.Duration <= 0 {
+			continue // a one-shot fault's recovery is bounded from its start, by the pods' boot
+		}
+		if want := f.End() + deadline + scenario.SizingMargin; want > load {
+			load, last = want, i
+		}
+	}
+	if last < 0 {
+		return sc, nil
+	}
+	covered := *sc
+	covered.Load.Duration = load
+	f := sc.Faults[last]
+	return &covered, []string{fmt.Sprintf("the load runs %s, not %s: faults[%d] %s ends at %s, then recovery is due within %s on this target (readiness recovery deadline) + %s",
+		load, sc.Load.Duration, last, f.Type, f.End(), deadline, scenario.SizingMargin)}
+}

@@ -130,3 +130,37 @@ func TestCoverSpans(t *testing.T) {
 		t.Errorf("pod-delete: load %s, want unchanged", got.Load.Duration)
 	}
 }
+
+// process-freeze's load (75 s) covers the bundled app's recovery after the freeze (65 s + 4 s + 5 s)
+// but not podinfo's (65 s + 17 s + 5 s = 87 s).
+func TestCoverRecovery(t *testing.T) {
+	s := time.Second
+	sc := &scenario.Scenario{Name: "process-freeze", Load: scenario.Load{Rate: 30, Duration: 75 * s},
+		Faults: []scenario.Fault{{Type: "freeze", At: 5 * s, Duration: 60 * s}},
+		Expect: []scenario.Expectation{{Rule: "recovery-within"}}}
+	ready := func(p, timeout int32) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
+			PeriodSeconds: p, FailureThreshold: 2, TimeoutSeconds: timeout, SuccessThreshold: 1}
+	}
+	if got, notes := coverRecovery(sc, probedPod(ready(1, 1))); got != sc || notes != nil {
+		t.Errorf("fast probes: load %s, notes %q; want the scenario as it is", got.Load.Duration, notes)
+	}
+	got, notes := coverRecovery(sc, probedPod(ready(10, 5)))
+	if got == sc || got.Load.Duration != 87*s || len(notes) != 1 ||
+		!strings.Contains(notes[0], "the load runs 1m27s, not 1m15s: faults[0] freeze ends at 1m5s, then recovery is due within 17s") {
+		t.Fatalf("10 s probes: load %s, notes %q; want 1m27s", got.Load.Duration, notes)
+	}
+	if sc.Load.Duration != 75*s {
+		t.Errorf("the catalogue's scenario was changed: %s", sc.Load.Duration)
+	}
+	// Nothing judges recovery, or the only fault is one-shot: the load stands.
+	noRecovery := *sc
+	noRecovery.Expect = []scenario.Expectation{{Rule: "no-liveness-restarts"}}
+	oneShot := *sc
+	oneShot.Faults = []scenario.Fault{{Type: "pod-delete", At: 70 * s}}
+	for name, c := range map[string]*scenario.Scenario{"no recovery-within": &noRecovery, "one-shot": &oneShot} {
+		if got, notes := coverRecovery(c, probedPod(ready(10, 5))); got != c || notes != nil {
+			t.Errorf("%s: load %s, notes %q", name, got.Load.Duration, notes)
+		}
+	}
+}

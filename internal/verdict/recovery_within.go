@@ -40,9 +40,13 @@ func judgeRecoveryWithin(in Input) Result {
 	r := Result{Status: Pass}
 	eps := buildEndpoints(in.Entries)
 	steps := eps.steps()
+	// The run is seen up to its last entry or the load's end, whichever is later.
 	horizon := time.Duration(0)
 	if n := len(in.Entries); n > 0 {
 		horizon = in.Entries[n-1].T
+	}
+	if load, ok := in.loadSpan(); ok {
+		horizon = max(horizon, load.End)
 	}
 	var expected, observed []string
 	var worst time.Duration
@@ -110,6 +114,13 @@ func judgeRecoveryWithin(in Input) Result {
 				faults[i+1].Type, dur(faults[i+1].Start-ref), refWords(f), need))
 			observed = append(observed, fmt.Sprintf("%s: superseded by the next fault", f.Type))
 			carried = need
+			continue
+		}
+		if !found && until < ref+within {
+			// The run ended before recovery was due: a recovery still to come is not a failure.
+			r.unshown(fmt.Sprintf("%s: %d ready endpoints not back when the run ended, %s after %s, before its bound of %s passed: the run was too short to tell whether it recovers in time",
+				f.Type, need, dur(until-ref), refWords(f), dur(within)))
+			observed = append(observed, fmt.Sprintf("%s: not recovered when the run ended, %s before its bound", f.Type, dur(ref+within-until)))
 			continue
 		}
 		if !found {

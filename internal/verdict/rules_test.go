@@ -257,6 +257,11 @@ func TestRules(t *testing.T) {
 		{name: "never recovered", rule: "recovery-within",
 			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(20*s, "db-latency", ""),
 			want: verdict.Fail, at: 24 * s, observed: "not recovered"},
+		// A run that ends before the bound (revert 38 s, due by 42 s, the last entry at 40 s) cannot
+		// show a recovery still to come: INCONCLUSIVE, not FAIL (podinfo's process-freeze, 2026-12-07).
+		{name: "run ended before the bound", rule: "recovery-within",
+			run:  base().Inject(10*s, "db-latency", "").NotReady(12*s, "a").Revert(38*s, "db-latency", ""),
+			want: verdict.Inconclusive, observed: "not recovered when the run ended"},
 		{name: "pod delete replaced", rule: "recovery-within",
 			run:  base().Inject(10*s, "pod-delete", "a").Deleting(10*s, "a", 10*s).Terminating(ms(10800), "a").Created(11*s, "d").Ready(13*s, "d"),
 			want: verdict.Pass, figures: map[string]float64{"recovery_s": 3}},
