@@ -74,10 +74,7 @@ func TestSizeToTarget(t *testing.T) {
 		{Type: "db-down", At: 10 * s, Duration: 20 * s, AtLeast: scenario.UntilReadinessWithdrawn},
 		{Type: "pod-delete", At: 35 * s},
 	}}
-	ready := func(p, fail, timeout int32) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
-			PeriodSeconds: p, FailureThreshold: fail, TimeoutSeconds: timeout, SuccessThreshold: 1}
-	}
+	ready := readyProbe
 	// The fixture's readiness (2 × 1 s + 1 s + 2 s propagation = 5 s + 5 s margin < 20 s): unchanged.
 	if got, notes := sizeToTarget(sc, probedPod(ready(1, 2, 1))); got != sc || notes != nil {
 		t.Errorf("fast probes: sized %+v, notes %q; want the scenario as it is", got.Faults, notes)
@@ -108,10 +105,7 @@ func TestCoverSpans(t *testing.T) {
 	s := time.Second
 	sc := &scenario.Scenario{Name: "cold-start", Target: scenario.Target{Replicas: 2}, Load: scenario.Load{Rate: 30, Duration: 75 * s},
 		Faults: []scenario.Fault{{Type: "cold-start", At: 5 * s, Params: map[string]string{"bootstrap": "25s"}}}}
-	ready := func(p, timeout int32) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
-			PeriodSeconds: p, FailureThreshold: 3, TimeoutSeconds: timeout, SuccessThreshold: 1}
-	}
+	ready := func(p, timeout int32) *corev1.Probe { return readyProbe(p, 3, timeout) }
 	// The fixture's probes (recovery 1 s + 1 s + 2 s propagation): 2 × (2 + 25 + 4) + 5 + 5 = 72 s ≤ 75 s.
 	if got, notes := coverSpans(sc, probedPod(ready(1, 1))); got != sc || notes != nil {
 		t.Errorf("fast probes: load %s, notes %q; want the scenario as it is", got.Load.Duration, notes)
@@ -138,10 +132,7 @@ func TestCoverRecovery(t *testing.T) {
 	sc := &scenario.Scenario{Name: "process-freeze", Load: scenario.Load{Rate: 30, Duration: 75 * s},
 		Faults: []scenario.Fault{{Type: "freeze", At: 5 * s, Duration: 60 * s}},
 		Expect: []scenario.Expectation{{Rule: "recovery-within"}}}
-	ready := func(p, timeout int32) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
-			PeriodSeconds: p, FailureThreshold: 2, TimeoutSeconds: timeout, SuccessThreshold: 1}
-	}
+	ready := func(p, timeout int32) *corev1.Probe { return readyProbe(p, 2, timeout) }
 	if got, notes := coverRecovery(sc, probedPod(ready(1, 1))); got != sc || notes != nil {
 		t.Errorf("fast probes: load %s, notes %q; want the scenario as it is", got.Load.Duration, notes)
 	}
@@ -163,4 +154,10 @@ func TestCoverRecovery(t *testing.T) {
 			t.Errorf("%s: load %s, notes %q", name, got.Load.Duration, notes)
 		}
 	}
+}
+
+// readyProbe is an HTTP readiness probe with period p, failure threshold fail and timeout seconds.
+func readyProbe(p, fail, timeout int32) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}},
+		PeriodSeconds: p, FailureThreshold: fail, TimeoutSeconds: timeout, SuccessThreshold: 1}
 }
