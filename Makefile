@@ -29,12 +29,12 @@ examples: images $(PROBEGATE) ## build the open-source example apps and run the 
 	$(GO) run ./hack/decidedfig podinfo=$(OUT)/podinfo miniflux=$(OUT)/miniflux etcd=$(OUT)/etcd || true
 
 .PHONY: test
-test: ## all tests: unit + integration on the real kind cluster (creates it if needed)
+test: ## all tests: unit, then integration on the real kind cluster, one-node then multi-node (creates each)
 	hack/test.sh
 
 .PHONY: test-multinode
-test-multinode: ## the test command on a 1 control-plane + 2 worker cluster, with the multi-node scenarios (node-drain, node-loss, zone-spread) and their controls
-	PROBEGATE_WORKERS=2 PROBEGATE_FEATURE='node-|zone-' hack/test.sh
+test-multinode: ## the test command's multi-node phase alone: a 1 control-plane + 2 worker cluster, its pod network test, node-drain, node-loss, zone-spread and their rows
+	PROBEGATE_PHASES=multi-node hack/test.sh
 
 .PHONY: test-short
 test-short: ## unit tests only (no cluster, no docker)
@@ -45,7 +45,7 @@ bench: ## benchmarks; prints one FIGURE line per speed/memory target
 	hack/bench.sh
 
 .PHONY: soak
-soak: ## run suite + mutation matrix N times (N=5) and print FIGURE verdict-flips / inconclusive-rate
+soak: ## run suite + mutation matrix N times (N=5), one-node then multi-node (SOAK_PHASES), and print FIGURE verdict-flips / inconclusive-rate per phase
 	N=$(N) hack/soak.sh
 
 .PHONY: lint

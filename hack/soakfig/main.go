@@ -1,10 +1,14 @@
 // Command soakfig compares the report directories of repeated suite runs (make soak) and prints
 // the stability figures in the FIGURE format of make bench, with every flipped verdict listed.
 //
-//	go run ./hack/soakfig _out/soak/run-1 _out/soak/run-2 ...
+//	go run ./hack/soakfig [--phase NAME] _out/soak/run-1 _out/soak/run-2 ...
+//
+// With --phase, the figures are named for it (verdict-flips-multi-node): make soak prints one set
+// per phase.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
@@ -16,12 +20,18 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: soakfig REPORT_DIR REPORT_DIR... (at least two runs to compare)")
+	phase := flag.String("phase", "", "name the figures for this soak phase (one-node, multi-node)")
+	flag.Parse()
+	if flag.NArg() < 2 {
+		fmt.Fprintln(os.Stderr, "usage: soakfig [--phase NAME] REPORT_DIR REPORT_DIR... (at least two runs to compare)")
 		os.Exit(2)
 	}
+	suffix := ""
+	if *phase != "" {
+		suffix = "-" + *phase
+	}
 	var runs []*reports.Report
-	for _, dir := range os.Args[1:] {
+	for _, dir := range flag.Args() {
 		rep, err := reports.LoadDir(dir)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "soakfig: %v\n", err)
@@ -45,8 +55,8 @@ func main() {
 	}
 	fmt.Printf("%d runs, %d asserted verdicts, %d inconclusive, %d flips (%d unasserted)\n",
 		res.Runs, res.Verdicts, res.Inconclusive, len(res.Flips), len(res.Unasserted))
-	benchfig.Print("verdict-flips", float64(len(res.Flips)), "count", "==0")
-	benchfig.Print("inconclusive-rate", res.InconclusiveRate(), "ratio", "<=0.01")
+	benchfig.Print("verdict-flips"+suffix, float64(len(res.Flips)), "count", "==0")
+	benchfig.Print("inconclusive-rate"+suffix, res.InconclusiveRate(), "ratio", "<=0.01")
 	if len(res.Flips) > 0 {
 		os.Exit(1)
 	}
