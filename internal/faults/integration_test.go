@@ -3,11 +3,15 @@ package faults_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -19,30 +23,71 @@ import (
 	"github.com/probegate/probegate/loadgen"
 )
 
-// fixture installs the bundled target (good variant, 3 replicas, PostgreSQL behind toxiproxy) in a
-// fresh namespace and returns the faults' environment for it.
+// shared is the one install of the bundled target (good variant, 3 replicas, PostgreSQL behind
+// toxiproxy) the injector tests take turns on: each leaves it as it found it (three ready pods, the
+// fixture's PodDisruptionBudget, its settings rolled back), so one install serves them all (each
+// costs a namespace, a database and a rollout: ~20 s on a 2-core machine). TestMain deletes it.
+var shared struct {
+	once sync.Once
+	ns   string
+	fenv faults.Env
+	ep   deploy.Endpoints
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.ns != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if env := testcluster.Shared(); env != nil {
+			_ = env.Client.CoreV1().Namespaces().Delete(ctx, shared.ns, metav1.DeleteOptions{})
+		}
+		cancel()
+	}
+	os.Exit(code)
+}
+
+// fixture returns the faults' environment for the shared install, installing it on first use, once
+// its three pods are ready; the timeline and random source are the test's own.
 func fixture(t *testing.T, ctx context.Context) (*testcluster.Env, faults.Env, deploy.Endpoints) {
 	t.Helper()
 	env := testcluster.Require(t)
-	ns := env.Namespace(t)
+	shared.once.Do(func() { shared.err = install(ctx, env) })
+	if shared.err != nil {
+		t.Fatalf("install the bundled target: %v", shared.err)
+	}
+	fenv := shared.fenv
+	fenv.Timeline, fenv.Rand = timeline.New(time.Now()), seed.New(1).Fork(t.Name())
+	waitReady(t, ctx, fenv, 3, 2*time.Minute)
+	return env, fenv, shared.ep
+}
+
+func install(ctx context.Context, env *testcluster.Env) error {
+	ns := fmt.Sprintf("t-faults-%d", time.Now().UnixNano()%100000)
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"probegate.dev/test": "true"}}}
+	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	shared.ns = ns
 	slot, err := deploy.FreeSlot(ctx, env.Client)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	opts := deploy.Options{Namespace: ns, Slot: slot, Timeout: 4 * time.Minute}
 	if err := env.Cluster.LoadImages(ctx, deploy.Images(opts)...); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ep, err := deploy.Install(ctx, env.Client, opts)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	return env, faults.Env{
+	shared.ep = ep
+	shared.fenv = faults.Env{
 		Client: env.Client, Config: env.Config, Namespace: ns, Deployment: ep.TargetDeployment, Container: "target",
 		Selector: ep.TargetSelector, ToxiproxyURL: ep.ToxiproxyURL, DBProxy: ep.ToxiproxyProxy,
-		AdminPort: int(ep.AdminPort), Timeline: timeline.New(time.Now()), Rand: seed.New(1).Fork(t.Name()),
-		NodeProcs: faults.ExecProcs(env.Cluster.NodeExecOn),
-	}, ep
+		AdminPort: int(ep.AdminPort), NodeProcs: faults.ExecProcs(env.Cluster.NodeExecOn),
+	}
+	return nil
 }
 
 func build(t *testing.T, fenv faults.Env, spec faults.Spec) faults.Fault {
@@ -245,6 +290,16 @@ func TestIntegrationPodDeleteEvictRollingUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the fixture's PodDisruptionBudget: %v", err)
 	}
+	// The shared install gets its own budget back at the end, whatever happened here.
+	orig := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: pdb.Name, Labels: pdb.Labels}, Spec: *pdb.Spec.DeepCopy()}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = pdbs.Delete(ctx, orig.Name, metav1.DeleteOptions{})
+		if _, err := pdbs.Create(ctx, orig, metav1.CreateOptions{}); err != nil {
+			t.Errorf("restore the fixture's PodDisruptionBudget: %v", err)
+		}
+	})
 	pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable = &all, nil
 	if _, err := pdbs.Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

@@ -66,6 +66,15 @@ func Require(t testing.TB) *Env {
 	return shared
 }
 
+// Shared returns the environment Require made in this test binary, or nil before (or without) one:
+// for a TestMain cleaning up what its tests shared.
+func Shared() *Env {
+	if initErr != nil {
+		return nil
+	}
+	return shared
+}
+
 // Namespace creates a fresh namespace for the test and deletes it at cleanup (unless the test failed
 // and PROBEGATE_KEEP_FAILED is set, to allow inspection).
 func (e *Env) Namespace(t testing.TB) string {
