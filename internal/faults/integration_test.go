@@ -58,8 +58,36 @@ func fixture(t *testing.T, ctx context.Context) (*testcluster.Env, faults.Env, d
 	}
 	fenv := shared.fenv
 	fenv.Timeline, fenv.Rand = timeline.New(time.Now()), seed.New(1).Fork(t.Name())
-	waitReady(t, ctx, fenv, 3, 2*time.Minute)
+	waitSettled(t, ctx, fenv, 3, 2*time.Minute)
 	return env, fenv, shared.ep
+}
+
+// waitSettled waits until the target runs exactly n pods, every one ready and none terminating: a
+// pod an earlier test replaced (a rollout's old pod draining its withdrawal delay) still answers.
+func waitSettled(t *testing.T, ctx context.Context, fenv faults.Env, n int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		list, err := fenv.Client.CoreV1().Pods(fenv.Namespace).List(ctx, metav1.ListOptions{LabelSelector: fenv.Selector})
+		ready, total := 0, 0
+		if err == nil {
+			total = len(list.Items)
+			for _, p := range list.Items {
+				for _, c := range p.Status.Conditions {
+					if p.DeletionTimestamp == nil && c.Type == "Ready" && c.Status == "True" {
+						ready++
+					}
+				}
+			}
+		}
+		if err == nil && total == n && ready == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("target not settled after %s: %d pods, %d ready and not terminating, want %d (err %v)", within, total, ready, n, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func install(ctx context.Context, env *testcluster.Env) error {
