@@ -81,3 +81,14 @@ func TestBypassFixtureLoads(t *testing.T) {
 		t.Errorf("db-direct selects the database: %v; dependencies %+v", direct, deps)
 	}
 }
+
+// The lint --confirm control runs the always-ready app (readiness ignores the database) with its
+// liveness endpoint declared a dependency check, which is what makes lint raise PG005 on it.
+func TestFlaggedAlwaysReadyFixtureLoads(t *testing.T) {
+	app, c, env := fixtureApp(t, "statefulset/flagged-always-ready.target.yaml")
+	paths, _, _ := unstructured.NestedString(app.Workload.Object, "spec", "template", "metadata", "annotations", "probegate.dev/dependency-check-paths")
+	live, _, _ := unstructured.NestedString(c, "livenessProbe", "httpGet", "path")
+	if env["VARIANT"] != "always-ready" || live == "" || paths != live {
+		t.Errorf("VARIANT %q, liveness path %q, dependency-check-paths %q: want always-ready with liveness declared a dependency check", env["VARIANT"], live, paths)
+	}
+}
