@@ -1,11 +1,29 @@
 #!/usr/bin/env bash
 # The test command (`make test`): lint, then every test — unit and integration — against the real
-# offline kind cluster. It prepares the host and brings the cluster up itself (a cold machine builds
-# the node image first), and deletes the cluster at the end so the host's sysctls are restored.
+# offline kind cluster, in two phases: one-node (every package's integration tests, the scenario
+# suite and the mutation matrix) and multi-node (the cluster recreated with two workers: the
+# multi-node cluster test, the node and zone scenarios and their rows). It prepares the host and
+# brings each cluster up itself (a cold machine builds the node image first), and deletes the
+# cluster at the end so the host's sysctls are restored.
+#
+# PROBEGATE_PHASES picks the phases ("one-node multi-node" by default; make test-multinode runs
+# multi-node alone). PROBEGATE_SKIP_SCENARIOS=1 leaves out the scenario runs of both phases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each phase heading says how long the test command has run so far (the CI budget is in minutes).
 phase() { printf '== %s (at %dm%02ds)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
+phases=${PROBEGATE_PHASES:-one-node multi-node}
+for p in $phases; do
+  case $p in
+  one-node | multi-node) ;;
+  *)
+    echo "test: PROBEGATE_PHASES: unknown phase '$p' (want one-node, multi-node or both)" >&2
+    exit 2
+    ;;
+  esac
+done
+scenarios=1
+[ "${PROBEGATE_SKIP_SCENARIOS:-0}" = 1 ] && scenarios=0
 
 phase "host"
 hack/host-prep.sh
@@ -13,49 +31,122 @@ phase "lint"
 make --no-print-directory lint
 phase "images"
 if [ -x hack/images.sh ]; then hack/images.sh; fi
-# The cluster lifecycle brackets the run: delete any cluster and create it warm (its fences
-# checked) here, then, on the way out, delete it and check the host's sysctls are what they were
-# before it. The tests in between use the cluster it created.
+
+# The cluster lifecycle brackets each phase: delete any cluster and create it warm (its fences
+# checked), then delete it and check the host's sysctls are what they were before it. The tests in
+# between use the cluster it created.
 snapshot=$(mktemp)
+up=0
 lifecycle() {
   PROBEGATE_LIFECYCLE=$1 PROBEGATE_LIFECYCLE_SNAPSHOT=$snapshot go test -count=1 -timeout 60m \
     -run '^TestIntegrationClusterLifecycle$' -v ./internal/cluster
 }
 down() {
-  local rc=$?
   phase "cluster down (delete; host sysctls unchanged)"
+  up=0
   if ! lifecycle down; then
     go run ./cmd/probegate cluster delete || true
+    return 1
+  fi
+}
+finish() {
+  local rc=$?
+  if [ "$up" = 1 ] && ! down; then
     rc=1
   fi
   rm -f "$snapshot"
   exit "$rc"
 }
-phase "cluster lifecycle (delete, warm create)"
-trap down EXIT
-lifecycle up
-phase "unit tests (every package)"
-go test -short -count=1 -timeout 20m ./...
-phase "integration tests on the cluster"
-# ./internal/lint's TestIntegrationRealCorpus and TestIntegrationSARIFSchema need no cluster but the
-# Go module proxy (~35 s into an empty module cache, ~6 s warm); they fail when it cannot be
-# reached, unless PROBEGATE_OFFLINE=1.
-go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... ./internal/cli \
-  ./observers ./internal/lint ./reports/...
-phase "fault injectors on the cluster"
-go test -count=1 -timeout 30m -run 'Integration' ./internal/faults
-if [ "${PROBEGATE_SKIP_SCENARIOS:-0}" = 1 ]; then
-  phase "scenario suite and mutation matrix: skipped (PROBEGATE_SKIP_SCENARIOS=1)"
-  exit 0
-fi
-# The product's own proof: every scenario PASSes against the good target, and every anti-pattern
-# variant FAILs its designated verdict. Run alone (-p 1, nothing else on the cluster): the verdicts
-# time real probes on a 2-core machine.
-phase "scenario suite and mutation matrix"
-if [ -n "${PROBEGATE_FEATURE:-}" ]; then
-  # Only the scenarios whose name matches (e.g. node- on a cluster with workers) and their rows.
-  go test -count=1 -timeout 60m -run '^(TestCatalogueLoads|TestIntegrationScenarios)$' -v ./scenarios -args --feature="$PROBEGATE_FEATURE"
-  go test -count=1 -timeout 60m -run '^TestIntegrationMutationMatrix$' -v ./scenarios -args --feature="$PROBEGATE_FEATURE" --labels=kind=mutation
-  exit 0
-fi
-go test -count=1 -timeout 60m -run '^(TestCatalogueLoads|TestIntegrationScenarios|TestIntegrationMutationMatrix)$' -v ./scenarios
+trap finish EXIT
+
+# The product's own proof, run alone (-p 1, nothing else on the cluster; the verdicts time real
+# probes on a 2-core machine): every scenario PASSes against the good target, and every
+# anti-pattern variant FAILs its designated verdict with its evidence. suite [FEATURE [LABELS]]
+# filters the features by name and label.
+suite() {
+  local args=()
+  [ -n "${1:-}" ] && args=(-args --feature="$1")
+  [ -n "${2:-}" ] && args+=(--labels="$2")
+  go test -count=1 -timeout 60m -run '^(TestCatalogueLoads|TestIntegrationScenarios|TestIntegrationMutationMatrix)$' \
+    -v ./scenarios "${args[@]}"
+}
+
+# Every command of a phase takes the cluster's shape from PROBEGATE_WORKERS: a test that creates
+# or reuses the cluster (testcluster.Require) would otherwise recreate one of another shape.
+one_node() {
+  export PROBEGATE_WORKERS=0
+  # The unit tests need no cluster: they run while it is created (its create mostly waits on the
+  # node's containers and the API server), their output printed after.
+  phase "unit tests (every package), beside the one-node cluster lifecycle (delete, warm create)"
+  local unit rc=0
+  unit=$(mktemp)
+  go test -short -count=1 -timeout 20m ./... >"$unit" 2>&1 &
+  local unitpid=$!
+  up=1
+  lifecycle up || rc=1
+  wait "$unitpid" || rc=1
+  echo "-- unit tests:"
+  cat "$unit"
+  rm -f "$unit"
+  [ "$rc" = 0 ]
+  # Two lanes, each one scenario-sized job at a time, as the suite's two slots: the CLI's tests in
+  # one, with the good app of each CLI test of a pair (StatefulSet rollouts, gRPC GOAWAY); every
+  # other package's integration tests in the other (the fault injectors among them), then those
+  # pairs' controls, in its own output file printed when it ends.
+  # ./internal/lint's TestIntegrationRealCorpus and TestIntegrationSARIFSchema need no cluster but
+  # the Go module proxy (~35 s into an empty module cache, ~6 s warm); they fail when it cannot be
+  # reached, unless PROBEGATE_OFFLINE=1.
+  local controls='^TestIntegration(StatefulSetRollouts|GRPCGoaway)$/^(broken|no-goaway)$' lane
+  lane=$(mktemp)
+  phase "one-node: integration tests, two lanes (the CLI | every other package, then the CLI pairs' controls)"
+  {
+    go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... \
+      ./observers ./internal/lint ./reports/... ./internal/faults &&
+      go test -count=1 -timeout 40m -run "$controls" ./internal/cli
+  } >"$lane" 2>&1 &
+  local other=$!
+  go test -count=1 -timeout 40m -run 'Integration' -skip "$controls" ./internal/cli || rc=1
+  wait "$other" || rc=1
+  echo "-- the other lane:"
+  cat "$lane"
+  rm -f "$lane"
+  [ "$rc" = 0 ]
+  if [ "$scenarios" = 1 ]; then
+    phase "one-node: scenario suite and mutation matrix"
+    suite
+  else
+    phase "one-node: scenario suite and mutation matrix: skipped (PROBEGATE_SKIP_SCENARIOS=1)"
+  fi
+  down
+}
+
+multi_node() {
+  export PROBEGATE_WORKERS=2
+  phase "multi-node: cluster lifecycle (delete, warm create with 2 workers)"
+  up=1
+  lifecycle up
+  phase "multi-node: the pod network between nodes"
+  go test -count=1 -timeout 20m -run '^TestIntegrationClusterMultiNode$' ./internal/cluster
+  if [ "$scenarios" = 1 ]; then
+    if [ "${PROBEGATE_MULTINODE_GOOD:-0}" = 1 ]; then
+      phase "multi-node: node and zone scenarios against the good target, and their rows"
+      suite 'node-|zone-'
+    else
+      # The rows only: the good target's runs of these three scenarios (5 min more) are in
+      # make test-multinode and make soak, not in the CI budget.
+      phase "multi-node: the mutation matrix's rows of the node and zone scenarios"
+      suite 'node-|zone-' kind=mutation
+    fi
+  else
+    phase "multi-node: node and zone scenarios: skipped (PROBEGATE_SKIP_SCENARIOS=1)"
+  fi
+  down
+}
+
+for p in $phases; do
+  case $p in
+  one-node) one_node ;;
+  multi-node) multi_node ;;
+  esac
+done
+phase "done"

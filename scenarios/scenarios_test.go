@@ -41,7 +41,7 @@ func scenarioFeature(s *suiteEnv, sc *scenario.Scenario) features.Feature {
 func runAssessment(s *suiteEnv, sc *scenario.Scenario) features.Func {
 	return func(ctx context.Context, t *testing.T, _ *envconf.Config) context.Context {
 		if sc.Target.Nodes > s.schedulable {
-			t.Skipf("%s needs %d schedulable nodes; the cluster has %d (make test-multinode runs it)", sc.Name, sc.Target.Nodes, s.schedulable)
+			t.Skipf("%s needs %d schedulable nodes; the cluster has %d (make test runs it in its multi-node phase)", sc.Name, sc.Target.Nodes, s.schedulable)
 		}
 		rep := s.run(ctx, sc)
 		t.Logf("%s: namespace %s, %d requests, replay: %s", sc.Name, rep.Namespace, len(rep.Requests), rep.Replay)

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/probegate/probegate/internal/testcluster"
 	"github.com/probegate/probegate/internal/verdict"
@@ -15,8 +14,8 @@ import (
 // user's target file (fixtures/grpc), under rolling-update-under-load with calls held 1 s on
 // pinned connections. good stops with GracefulStop (GOAWAY: the client moves its calls to another
 // connection) and PASSes every verdict; no-goaway calls Stop (the connection is cut) and must FAIL
-// failed-requests-budget with UNAVAILABLE calls. The two runs go side by side, staggered as the
-// StatefulSet pair is, so the pair costs one run's time.
+// failed-requests-budget with UNAVAILABLE calls. Run together, the two go side by side, staggered,
+// so the pair costs one run's time; make test runs each in its own lane (-run .../good).
 func TestIntegrationGRPCGoaway(t *testing.T) {
 	testcluster.Require(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -24,7 +23,7 @@ func TestIntegrationGRPCGoaway(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildProbegate(t, root)
-	for i, tc := range []struct {
+	for _, tc := range []struct {
 		target string
 		code   int
 		fail   string // the rule that must FAIL; every other verdict of good must PASS
@@ -34,7 +33,7 @@ func TestIntegrationGRPCGoaway(t *testing.T) {
 	} {
 		t.Run(tc.target, func(t *testing.T) {
 			t.Parallel()
-			time.Sleep(time.Duration(i) * statefulSetStagger)
+			stagger()
 			out := filepath.Join(t.TempDir(), "out")
 			code, stdout, stderr := runBuilt(t, bin, root, "run", "--target", filepath.Join("fixtures", "grpc", tc.target+".target.yaml"),
 				"--scenario", "rolling-update-under-load", "--out", out)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,12 +20,13 @@ import (
 // another pod (its next incarnation); the broken one FAILs both for its two mistakes: it exits at
 // once on SIGTERM (requests lost in the rollout) and its liveness guards a slow bootstrap with an
 // initial delay only (killed while it boots cold). Each mistake alone is its own target file
-// (no-drain, no-startup-probe). The two runs are two processes of the built binary, one after the
-// other: side by side, the broken run's deploy (two namespaces, each a database and three pods)
-// starved the 2-CPU host while the good run rolled its StatefulSet on one serving pod, and the
-// good run lost 11 and 46 of 1800 requests as "other" in two of four runs (CI 2026-12-06, and by
-// hand 2026-12-05: up to 109 runnable tasks on 2 CPUs at the failure). The good app is judged on a
-// quiet host; the pair costs about two minutes more.
+// (no-drain, no-startup-probe). Each run is one process of the built binary running its two
+// scenarios one at a time (--parallel 1): two runs side by side, each with both scenarios at once
+// (four namespaces, each a database and three pods), starved the 2-CPU host while the good run
+// rolled its StatefulSet on one serving pod, and the good run lost 11 and 46 of 1800 requests as
+// "other" in two of four runs (CI 2026-12-06, and by hand 2026-12-05: up to 109 runnable tasks on
+// 2 CPUs at the failure). One scenario at a time, a run takes one of the host's two lanes, as a
+// suite's slot does: make test runs good and broken in different lanes (-run .../good).
 func TestIntegrationStatefulSetRollouts(t *testing.T) {
 	testcluster.Require(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -47,7 +49,7 @@ func TestIntegrationStatefulSetRollouts(t *testing.T) {
 		t.Run(tc.target, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			code, stdout, stderr := runBuilt(t, bin, root, "run", "--target", filepath.Join("fixtures", "statefulset", tc.target+".target.yaml"),
-				"--scenario", "rolling-update-under-load", "--scenario", "cold-start", "--out", out)
+				"--scenario", "rolling-update-under-load", "--scenario", "cold-start", "--parallel", "1", "--out", out)
 			t.Logf("stdout:\n%s\nstderr (tail): %s", stdout, tail(stderr, 2000))
 			rep, err := reports.LoadDir(out)
 			if err != nil {
@@ -76,9 +78,18 @@ func TestIntegrationStatefulSetRollouts(t *testing.T) {
 	}
 }
 
-// statefulSetStagger is how long the second of two side-by-side runs waits: until the first has
-// created its Services (TestIntegrationGRPCGoaway).
+// statefulSetStagger is how long each of side-by-side runs waits after the one started before it:
+// until that one has created its Services (TestIntegrationGRPCGoaway).
 const statefulSetStagger = 20 * time.Second
+
+// staggered counts the side-by-side runs started in this process: a run started alone (make test
+// runs each gRPC control in its own lane) does not wait.
+var staggered atomic.Int32
+
+// stagger waits statefulSetStagger for every side-by-side run started before this one.
+func stagger() {
+	time.Sleep(time.Duration(staggered.Add(1)-1) * statefulSetStagger)
+}
 
 // replacedUnderNewNames checks that the rollout's replacements, which keep their pods' names, are
 // other pods on the timeline: a second incarnation was created for each pod that was replaced.
