@@ -32,6 +32,12 @@ type Exposure struct {
 	Err    error
 }
 
+// Bypassed reports that the proxy's log was read and shows no connection from any of the target's
+// pods: the target is not on the path the fault acts on.
+func (e Exposure) Bypassed() bool {
+	return e.Err == nil && len(e.ByPod) == 0 && len(e.Unseen) > 0
+}
+
 // Note says the exposure in words, for the proof's detail.
 func (e Exposure) Note() string {
 	if e.Err != nil {

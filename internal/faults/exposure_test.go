@@ -3,6 +3,7 @@ package faults
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -142,5 +143,42 @@ func TestProxyExposureNamesTheTargetPodsTheProxyNeverSaw(t *testing.T) {
 	}
 	if e := proxyExposure(context.Background(), cs, "ns", "app=none", "app=web", "postgres"); e.Err == nil || !strings.Contains(e.Note(), "unknown") {
 		t.Fatalf("no toxiproxy pod: %+v", e)
+	}
+}
+
+// A DB fault whose proxy has accepted no connection from any target pod is not shown to act on the
+// target (audit N11: the app reaches its database around the proxy), however well the round trip
+// through the proxy shows the fault; one pod on the path is enough, and a log that could not be read
+// leaves the measurement to decide.
+func TestDBProofUnprovenWhenTheTargetBypassesTheProxy(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		e         Exposure
+		confirmed bool
+	}{
+		{"bypassed", Exposure{Proxy: "postgres", ByPod: map[string]int{}, Unseen: []string{"web-0", "web-1"}}, false},
+		{"one pod on the path", Exposure{Proxy: "postgres", ByPod: map[string]int{"web-1": 1}, Unseen: []string{"web-0"}}, true},
+		{"log unreadable", Exposure{Proxy: "postgres", Err: fmt.Errorf("no log")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newToxiproxyFixture(t)
+			tl := timeline.New(time.Now())
+			f := NewDBDown(Recorder{Timeline: tl, Name: "d"}, fx.client, "postgres", exposedProbe{PostgresRoundTrip: fx.probe, e: tc.e})
+			if err := f.Inject(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Revert(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			during := actions(tl)[1]
+			got := during.Params[timeline.ParamEffect] == timeline.EffectConfirmed
+			if got != tc.confirmed || (!got && !strings.Contains(during.Detail, "not shown to reach the target")) {
+				t.Errorf("during: effect %q, want confirmed %v: %s", during.Params[timeline.ParamEffect], tc.confirmed, during.Detail)
+			}
+			w := timeline.FaultWindows(tl.Entries())
+			if len(w) != 1 || w[0].Acted() != tc.confirmed {
+				t.Errorf("fault windows %+v: acted, want %v", w, tc.confirmed)
+			}
+		})
 	}
 }

@@ -216,8 +216,11 @@ func observeRecovery(ctx context.Context, rec Recorder, target string, probe DBP
 }
 
 // recordProbe records one DB probe measurement as an observe action. While the fault is active, a
-// probe that can tell (TargetPath) adds whether the target's own pods connect through the proxy:
-// evidence beside the measurement, which alone decides ok.
+// probe that can tell (TargetPath) adds whether the target's own pods connect through the proxy.
+// The measurement proves the proxy's path; when the proxy has accepted no connection from any of
+// the target's pods, that path is not the target's (it reaches its database by a pod IP or another
+// Service, or has not connected at all), so the fault is not shown to act on the target: ok is
+// false, saying so. A path that could not be read (Exposure.Err) is noted and leaves ok as measured.
 func recordProbe(ctx context.Context, r Recorder, target string, probe DBProbe, d time.Duration, err error, ok bool, what string, active bool) {
 	params := map[string]string{"latency_ms": strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64)}
 	detail := fmt.Sprintf("%s: %s", probe, d.Round(time.Millisecond))
@@ -234,6 +237,10 @@ func recordProbe(ctx context.Context, r Recorder, target string, probe DBProbe, 
 			params[k] = v
 		}
 		detail += "; " + e.Note()
+		if ok && e.Bypassed() {
+			ok = false
+			detail += fmt.Sprintf(": the fault acts on the proxy, but no pod of the target has connected through it, so it is not shown to reach the target (does the app reach %s through the Service the target file declares?)", target)
+		}
 	}
 	r.proof(target, "", phase(active), ok, detail, params)
 }
