@@ -57,7 +57,12 @@ A database fault's proof measures probegate's own round trip through the proxy (
 toxiproxy pod): a round trip that never reached the proxy (the forward failed, the run was cancelled)
 proves nothing and leaves the fault unproven. Its proof also says whether the target is on that path:
 the connections toxiproxy accepted from each of the target's pods so far, read from toxiproxy's own log
-(` + "`target_connections`" + `, ` + "`target_pods_unseen`" + ` on the observe action; evidence, not part of the verdict).
+(` + "`target_connections`" + `, ` + "`target_pods_unseen`" + ` on the observe action). When that log shows no connection
+from any of the target's pods, the fault acts on a path the target is not on (it reaches its database
+by a pod IP or a Service the target file does not declare, or never connected): the proof is not
+confirmed, so the fault is unproven and every verdict resting on it is INCONCLUSIVE, saying so
+(control: fixtures/statefulset/bypass). One pod on the path is enough; a log that cannot be read is
+noted and leaves the round trip to decide.
 `)
 	for _, d := range defs {
 		fmt.Fprintf(&b, "\n### %s\n\n%s.\n\n", d.Type, upperFirst(d.Doc))
