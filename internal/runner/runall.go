@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"path/filepath"
 	"sort"
 	"sync"
 
@@ -98,7 +99,22 @@ func (r *Runner) slots() *slotPool {
 			slots = cluster.Slots
 		}
 		r.pool = &slotPool{Client: r.Conn.Client, Slots: slots, Width: r.width(),
-			TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
+			TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort,
+			LockDir: filepath.Join(cluster.CacheDir(), "slots"), LockName: slotLockName(r.Conn.Name)}
 	})
 	return r.pool
+}
+
+// slotLockName is the lock-file prefix of a cluster's port slots: its name, made a file name.
+func slotLockName(cluster string) string {
+	b := []byte(cluster)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "cluster"
+	}
+	return string(b)
 }

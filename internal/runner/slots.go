@@ -2,8 +2,12 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,7 +18,10 @@ import (
 
 // slotPool hands out the cluster's port slots (a target NodePort and a toxiproxy NodePort each).
 // A slot is free when this process has not claimed it and no Service on the cluster uses either of
-// its NodePorts, so runs of other processes sharing the cluster are respected too.
+// its NodePorts, so runs of other processes sharing the cluster are respected too. Two processes
+// choosing at once both see a slot free until one has created its Services; with LockDir, a slot
+// is also held by an exclusive lock on a file there (released when the slot is, or when the
+// process ends), so processes on this host never take the same slot.
 type slotPool struct {
 	Client kubernetes.Interface
 	// Slots is the number of slots; Width caps how many this pool hands out at once.
@@ -23,9 +30,11 @@ type slotPool struct {
 	TargetPort, ToxiproxyPort func(slot int) int32
 	// Poll is how often a waiting Acquire looks again (2 s when 0).
 	Poll time.Duration
+	// LockDir holds the slots' lock files, LockName-N.lock ("" for no lock files).
+	LockDir, LockName string
 
 	mu      sync.Mutex
-	claimed map[int]bool
+	claimed map[int]*os.File // a claimed slot's lock file (nil without LockDir)
 }
 
 // Acquire waits for a free slot and claims it.
@@ -49,7 +58,7 @@ func (p *slotPool) try(ctx context.Context) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.claimed == nil {
-		p.claimed = map[int]bool{}
+		p.claimed = map[int]*os.File{}
 	}
 	if p.Width > 0 && len(p.claimed) >= p.Width {
 		return -1, nil
@@ -67,18 +76,53 @@ func (p *slotPool) try(ctx context.Context) (int, error) {
 		}
 	}
 	for slot := 0; slot < p.Slots; slot++ {
-		if p.claimed[slot] || used[p.TargetPort(slot)] || used[p.ToxiproxyPort(slot)] {
+		if _, mine := p.claimed[slot]; mine || used[p.TargetPort(slot)] || used[p.ToxiproxyPort(slot)] {
 			continue
 		}
-		p.claimed[slot] = true
+		f, err := p.lock(slot)
+		if err != nil {
+			return 0, err
+		}
+		if f == nil && p.LockDir != "" {
+			continue // another process on this host holds it
+		}
+		p.claimed[slot] = f
 		return slot, nil
 	}
 	return -1, nil
 }
 
+// lock takes slot's lock file without waiting: the open file while held, nil when another process
+// holds it (or without LockDir).
+func (p *slotPool) lock(slot int) (*os.File, error) {
+	if p.LockDir == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(p.LockDir, 0o755); err != nil {
+		return nil, fmt.Errorf("port slot locks: %w", err)
+	}
+	path := filepath.Join(p.LockDir, fmt.Sprintf("%s-%d.lock", p.LockName, slot))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("port slot lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("port slot lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
 // Release gives a slot back.
 func (p *slotPool) Release(slot int) {
 	p.mu.Lock()
+	if f := p.claimed[slot]; f != nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
 	delete(p.claimed, slot)
 	p.mu.Unlock()
 }

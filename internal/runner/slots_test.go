@@ -48,3 +48,41 @@ func TestSlotPool(t *testing.T) {
 		t.Fatalf("Acquire on a cancelled context with no free slot succeeded")
 	}
 }
+
+// Two processes sharing the cluster both see a slot free until one has created its Services; the
+// lock file makes the second pass it over (two pools here: flock locks conflict per open file), and
+// gives it back when the first releases it.
+func TestSlotPoolLocksAcrossProcesses(t *testing.T) {
+	dir := t.TempDir()
+	pool := func() *slotPool {
+		return &slotPool{Client: fake.NewClientset(), Slots: 2, Poll: 10 * time.Millisecond, LockDir: dir, LockName: "kind",
+			TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
+	}
+	a, b := pool(), pool()
+	ctx := context.Background()
+	sa, err := a.Acquire(ctx)
+	if err != nil || sa != 0 {
+		t.Fatalf("first process: slot %d, %v; want 0", sa, err)
+	}
+	sb, err := b.Acquire(ctx)
+	if err != nil || sb != 1 {
+		t.Fatalf("second process: slot %d, %v; want 1 (0 is locked by the first)", sb, err)
+	}
+	got := make(chan int)
+	go func() {
+		s, _ := b.Acquire(ctx)
+		got <- s
+	}()
+	select {
+	case s := <-got:
+		t.Fatalf("the second process took slot %d while both were held", s)
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.Release(sa)
+	if s := <-got; s != 0 {
+		t.Fatalf("after the first released slot 0 the second got %d", s)
+	}
+	if slotLockName("kind/a b") != "kind_a_b" || slotLockName("") != "cluster" {
+		t.Errorf("slotLockName: %q %q", slotLockName("kind/a b"), slotLockName(""))
+	}
+}
