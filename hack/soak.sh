@@ -30,6 +30,7 @@ mkdir -p "$out"
 hack/host-prep.sh
 hack/images.sh
 export KUBECONFIG=${KUBECONFIG:-/var/cache/probegate/probegate.kubeconfig}
+rc=0
 for p in $phases; do
   workers=0 feature=()
   if [ "$p" = multi-node ]; then
@@ -48,5 +49,7 @@ for p in $phases; do
     dirs+=("$out/$p/run-$i")
   done
   echo "== soak $p: figures over $n runs"
-  go run ./hack/soakfig --phase "$p" "${dirs[@]}" | tee "$out/$p-figures.txt"
+  # A flip fails soakfig; the other phase still runs, and the soak exits 1 at the end.
+  go run ./hack/soakfig --phase "$p" "${dirs[@]}" | tee "$out/$p-figures.txt" || rc=1
 done
+exit "$rc"

@@ -37,20 +37,40 @@ if [ -x hack/images.sh ]; then hack/images.sh; fi
 # between use the cluster it created.
 snapshot=$(mktemp)
 up=0
+# Background jobs (the unit tests, the other lane): a job started with & ignores SIGINT, so on the
+# way out they are stopped before the cluster is deleted (a lane's next package would otherwise
+# create the cluster again).
+jobs_bg=()
 lifecycle() {
   PROBEGATE_LIFECYCLE=$1 PROBEGATE_LIFECYCLE_SNAPSHOT=$snapshot go test -count=1 -timeout 60m \
     -run '^TestIntegrationClusterLifecycle$' -v ./internal/cluster
 }
 down() {
   phase "cluster down (delete; host sysctls unchanged)"
-  up=0
   if ! lifecycle down; then
     go run ./cmd/probegate cluster delete || true
+    up=0
     return 1
   fi
+  up=0
+}
+# kill_tree stops a process and every process under it (go test runs its test binaries as children).
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do
+    kill_tree "$child"
+  done
+  kill -TERM "$1" 2>/dev/null || true
 }
 finish() {
   local rc=$?
+  local pid
+  for pid in "${jobs_bg[@]}"; do
+    kill_tree "$pid"
+  done
+  for pid in "${jobs_bg[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
   if [ "$up" = 1 ] && ! down; then
     rc=1
   fi
@@ -82,9 +102,11 @@ one_node() {
   unit=$(mktemp)
   go test -short -count=1 -timeout 20m ./... >"$unit" 2>&1 &
   local unitpid=$!
+  jobs_bg=("$unitpid")
   up=1
   lifecycle up || rc=1
   wait "$unitpid" || rc=1
+  jobs_bg=()
   echo "-- unit tests:"
   cat "$unit"
   rm -f "$unit"
@@ -105,8 +127,10 @@ one_node() {
       go test -count=1 -timeout 40m -run "$controls" ./internal/cli
   } >"$lane" 2>&1 &
   local other=$!
+  jobs_bg=("$other")
   go test -count=1 -timeout 40m -run 'Integration' -skip "$controls" ./internal/cli || rc=1
   wait "$other" || rc=1
+  jobs_bg=()
   echo "-- the other lane:"
   cat "$lane"
   rm -f "$lane"

@@ -74,12 +74,12 @@ func TestAcceptedFromReadsToxiproxysOwnLog(t *testing.T) {
 	for strings.Count(log.String(), "Accepted client") < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	got, err := acceptedFrom(strings.NewReader(log.String()+"not json Accepted client\n"), "postgres",
+	got, all, err := acceptedFrom(strings.NewReader(log.String()+"not json Accepted client\n"), "postgres",
 		map[string]string{"127.0.0.1": "web-0", "10.244.0.9": "web-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got["web-0"] != 2 {
+	if len(got) != 1 || got["web-0"] != 2 || all != 2 {
 		t.Fatalf("accepted = %v, want web-0=2 (the redis proxy's and other lines not counted); log:\n%s", got, log.String())
 	}
 }
@@ -149,14 +149,16 @@ func TestProxyExposureNamesTheTargetPodsTheProxyNeverSaw(t *testing.T) {
 // A DB fault whose proxy has accepted no connection from any target pod is not shown to act on the
 // target (audit N11: the app reaches its database around the proxy), however well the round trip
 // through the proxy shows the fault; one pod on the path is enough, and a log that could not be read
-// leaves the measurement to decide.
+// leaves the measurement to decide, as does a log that shows no accepted connection at all.
 func TestDBProofUnprovenWhenTheTargetBypassesTheProxy(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		e         Exposure
 		confirmed bool
 	}{
-		{"bypassed", Exposure{Proxy: "postgres", ByPod: map[string]int{}, Unseen: []string{"web-0", "web-1"}}, false},
+		{"bypassed", Exposure{Proxy: "postgres", ByPod: map[string]int{}, Unseen: []string{"web-0", "web-1"}, Accepted: 1}, false},
+		// a log that records no connection at all (not even probegate's own probe) shows nothing
+		{"log shows no connection", Exposure{Proxy: "postgres", ByPod: map[string]int{}, Unseen: []string{"web-0"}}, true},
 		{"one pod on the path", Exposure{Proxy: "postgres", ByPod: map[string]int{"web-1": 1}, Unseen: []string{"web-0"}}, true},
 		{"log unreadable", Exposure{Proxy: "postgres", Err: fmt.Errorf("no log")}, true},
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -93,18 +94,21 @@ func (p *slotPool) try(ctx context.Context) (int, error) {
 }
 
 // lock takes slot's lock file without waiting: the open file while held, nil when another process
-// holds it (or without LockDir).
+// holds it (or without LockDir). A lock file that cannot be made (a --kubeconfig run by another
+// user than the one who owns the local cluster's cache, a read-only cache) turns the locks off for
+// this pool: the Services on the cluster still decide, as before there were locks.
 func (p *slotPool) lock(slot int) (*os.File, error) {
 	if p.LockDir == "" {
 		return nil, nil
 	}
-	if err := os.MkdirAll(p.LockDir, 0o755); err != nil {
-		return nil, fmt.Errorf("port slot locks: %w", err)
-	}
 	path := filepath.Join(p.LockDir, fmt.Sprintf("%s-%d.lock", p.LockName, slot))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil && errors.Is(err, fs.ErrNotExist) && os.MkdirAll(p.LockDir, 0o755) == nil {
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("port slot lock: %w", err)
+		p.LockDir = ""
+		return nil, nil
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -84,5 +86,21 @@ func TestSlotPoolLocksAcrossProcesses(t *testing.T) {
 	}
 	if slotLockName("kind/a b") != "kind_a_b" || slotLockName("") != "cluster" {
 		t.Errorf("slotLockName: %q %q", slotLockName("kind/a b"), slotLockName(""))
+	}
+}
+
+// A lock file that cannot be made (another user's cache; here the lock directory is a file) turns
+// the locks off rather than failing every run.
+func TestSlotPoolWithoutUsableLockDir(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &slotPool{Client: fake.NewClientset(), Slots: 2, LockDir: filepath.Join(notDir, "slots"), LockName: "kind",
+		TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
+	for want := range 2 {
+		if s, err := p.Acquire(context.Background()); err != nil || s != want {
+			t.Fatalf("slot %d, %v; want %d with the locks off", s, err, want)
+		}
 	}
 }
