@@ -24,6 +24,7 @@ for p in $phases; do
 done
 scenarios=1
 [ "${PROBEGATE_SKIP_SCENARIOS:-0}" = 1 ] && scenarios=0
+last=${phases##* } # the unit tests run beside the last phase's cluster create
 
 phase "host"
 hack/host-prep.sh
@@ -91,50 +92,68 @@ suite() {
     -v ./scenarios "${args[@]}"
 }
 
-# Every command of a phase takes the cluster's shape from PROBEGATE_WORKERS: a test that creates
-# or reuses the cluster (testcluster.Require) would otherwise recreate one of another shape.
-one_node() {
-  export PROBEGATE_WORKERS=0
-  # The unit tests need no cluster: they run while it is created (its create mostly waits on the
-  # node's containers and the API server), their output printed after.
-  phase "unit tests (every package), beside the one-node cluster lifecycle (delete, warm create)"
-  local unit rc=0
+# unit_beside HEADING CMD... runs the unit tests (they need no cluster) while CMD creates the last
+# phase's cluster (its create mostly waits on the nodes' containers and the API server; the
+# multi-node one, ~70 s, and its pod network test cover most of the unit tests' ~2.5 min), their
+# output printed after; it fails when either does.
+unit_beside() {
+  local heading=$1 unit rc=0
+  shift
+  phase "$heading, and beside it the unit tests (every package)"
   unit=$(mktemp)
   go test -short -count=1 -timeout 20m ./... >"$unit" 2>&1 &
   local unitpid=$!
   jobs_bg=("$unitpid")
-  up=1
-  lifecycle up || rc=1
+  "$@" || rc=1
   wait "$unitpid" || rc=1
   jobs_bg=()
   echo "-- unit tests:"
   cat "$unit"
   rm -f "$unit"
   [ "$rc" = 0 ]
+}
+
+# Every command of a phase takes the cluster's shape from PROBEGATE_WORKERS: a test that creates
+# or reuses the cluster (testcluster.Require) would otherwise recreate one of another shape.
+one_node() {
+  export PROBEGATE_WORKERS=0
+  up=1
+  if [ "$last" = one-node ]; then
+    unit_beside "one-node: cluster lifecycle (delete, warm create)" lifecycle up
+  else
+    phase "one-node: cluster lifecycle (delete, warm create)"
+    lifecycle up
+  fi
   # Two lanes, each one scenario-sized job at a time, as the suite's two slots: the CLI's tests in
-  # one, with the good app of each CLI test of a pair (StatefulSet rollouts, gRPC GOAWAY); every
-  # other package's integration tests in the other (the fault injectors among them), then those
-  # pairs' controls, in its own output file printed when it ends.
+  # one, with the good app of the gRPC GOAWAY pair; every other package's integration tests in the
+  # other (the fault injectors among them), then the pair's control, in its own output file printed
+  # when it ends. The StatefulSet rollouts run after, alone: each of its runs takes both slots, and
+  # its good app is judged on a quiet host.
   # ./internal/lint's TestIntegrationRealCorpus and TestIntegrationSARIFSchema need no cluster but
   # the Go module proxy (~35 s into an empty module cache, ~6 s warm); they fail when it cannot be
   # reached, unless PROBEGATE_OFFLINE=1.
-  local controls='^TestIntegration(StatefulSetRollouts|GRPCGoaway)$/^(broken|no-goaway)$' lane
+  local lane rc=0
   lane=$(mktemp)
-  phase "one-node: integration tests, two lanes (the CLI | every other package, then the CLI pairs' controls)"
+  phase "one-node: integration tests, two lanes (the CLI | every other package, then the gRPC pair's control)"
   {
     go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... \
       ./observers ./internal/lint ./reports/... ./internal/faults &&
-      go test -count=1 -timeout 40m -run "$controls" ./internal/cli
+      go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^no-goaway$' ./internal/cli
   } >"$lane" 2>&1 &
   local other=$!
   jobs_bg=("$other")
-  go test -count=1 -timeout 40m -run 'Integration' -skip "$controls" ./internal/cli || rc=1
+  {
+    go test -count=1 -timeout 40m -run 'Integration' -skip '^TestIntegration(GRPCGoaway|StatefulSetRollouts)$' ./internal/cli &&
+      go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^good$' ./internal/cli
+  } || rc=1
   wait "$other" || rc=1
   jobs_bg=()
   echo "-- the other lane:"
   cat "$lane"
   rm -f "$lane"
   [ "$rc" = 0 ]
+  phase "one-node: the StatefulSet rollouts (good, then broken; each run two scenarios side by side)"
+  go test -count=1 -timeout 40m -run '^TestIntegrationStatefulSetRollouts$' ./internal/cli
   if [ "$scenarios" = 1 ]; then
     phase "one-node: scenario suite and mutation matrix"
     suite
@@ -144,13 +163,22 @@ one_node() {
   down
 }
 
+# (called in a condition, where set -e does not hold: each step says its own failure)
+multi_node_up() {
+  lifecycle up || return 1
+  go test -count=1 -timeout 20m -run '^TestIntegrationClusterMultiNode$' ./internal/cluster
+}
+
 multi_node() {
   export PROBEGATE_WORKERS=2
-  phase "multi-node: cluster lifecycle (delete, warm create with 2 workers)"
   up=1
-  lifecycle up
-  phase "multi-node: the pod network between nodes"
-  go test -count=1 -timeout 20m -run '^TestIntegrationClusterMultiNode$' ./internal/cluster
+  local heading="multi-node: cluster lifecycle (delete, warm create with 2 workers), the pod network between nodes"
+  if [ "$last" = multi-node ]; then
+    unit_beside "$heading" multi_node_up
+  else
+    phase "$heading"
+    multi_node_up
+  fi
   if [ "$scenarios" = 1 ]; then
     if [ "${PROBEGATE_MULTINODE_GOOD:-0}" = 1 ]; then
       phase "multi-node: node and zone scenarios against the good target, and their rows"

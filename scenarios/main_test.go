@@ -47,7 +47,7 @@ type suiteEnv struct {
 	runner  *runner.Runner
 	cat     *scenario.Catalogue
 	matrix  *scenario.Matrix
-	serial  sync.RWMutex // parallel scenarios hold it shared, the others exclusively
+	turns   *turns // the order the runs take the runner's slots in
 	mu      sync.Mutex
 	reports []reports.ScenarioReport
 	started time.Time
@@ -119,7 +119,7 @@ func setupSuite(ctx context.Context, cfg *envconf.Config) (context.Context, erro
 	if err != nil {
 		return ctx, err
 	}
-	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, started: time.Now(), schedulable: schedulable}
+	suite = &suiteEnv{runner: r, cat: cat, matrix: matrix, started: time.Now(), schedulable: schedulable, turns: newTurns(slots)}
 	return ctx, nil
 }
 
@@ -143,11 +143,9 @@ func suiteSlots(nodes int) (int, error) {
 // run executes one scenario (already given its variant and seed) on a free port slot.
 func (s *suiteEnv) run(ctx context.Context, sc *scenario.Scenario) *reports.ScenarioReport {
 	if sc.Parallel {
-		s.serial.RLock()
-		defer s.serial.RUnlock()
+		defer s.turns.shared(sc.Span())()
 	} else {
-		s.serial.Lock()
-		defer s.serial.Unlock()
+		defer s.turns.exclusive()()
 	}
 	rep := s.runner.RunOne(ctx, sc)
 	s.mu.Lock()
