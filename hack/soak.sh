@@ -15,15 +15,8 @@ if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 2 ]; then
   exit 2
 fi
 phases=${SOAK_PHASES:-one-node multi-node}
-for p in $phases; do
-  case $p in
-  one-node | multi-node) ;;
-  *)
-    echo "soak: SOAK_PHASES: unknown phase '$p' (want one-node, multi-node or both)" >&2
-    exit 2
-    ;;
-  esac
-done
+. hack/phases.sh
+check_phases soak SOAK_PHASES "$phases"
 out=$(realpath -m "${SOAK_OUT:-_out/soak}")
 rm -rf "$out"
 mkdir -p "$out"

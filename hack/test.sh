@@ -13,15 +13,8 @@ cd "$(dirname "$0")/.."
 # Each phase heading says how long the test command has run so far (the CI budget is in minutes).
 phase() { printf '== %s (at %dm%02ds)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
 phases=${PROBEGATE_PHASES:-one-node multi-node}
-for p in $phases; do
-  case $p in
-  one-node | multi-node) ;;
-  *)
-    echo "test: PROBEGATE_PHASES: unknown phase '$p' (want one-node, multi-node or both)" >&2
-    exit 2
-    ;;
-  esac
-done
+. hack/phases.sh
+check_phases test PROBEGATE_PHASES "$phases"
 scenarios=1
 [ "${PROBEGATE_SKIP_SCENARIOS:-0}" = 1 ] && scenarios=0
 last=${phases##* } # the unit tests run beside the last phase's cluster create
@@ -92,25 +85,48 @@ suite() {
     -v ./scenarios "${args[@]}"
 }
 
-# unit_beside HEADING CMD... runs the unit tests (they need no cluster) while CMD creates the last
-# phase's cluster (its create mostly waits on the nodes' containers and the API server; the
-# multi-node one, ~70 s, and its pod network test cover most of the unit tests' ~2.5 min), their
-# output printed after; it fails when either does.
+# beside LABEL BG FG...: runs the function BG in the background, its output kept in a file and
+# printed under LABEL when it ends, while FG... runs; fails when either does. FG runs in a condition,
+# where set -e does not hold: a step that must stop the rest says so with && or || return.
+beside() {
+  local label=$1 bg=$2 out rc=0
+  shift 2
+  out=$(mktemp)
+  "$bg" >"$out" 2>&1 &
+  local pid=$!
+  jobs_bg=("$pid")
+  "$@" || rc=1
+  wait "$pid" || rc=1
+  jobs_bg=()
+  echo "-- $label:"
+  cat "$out"
+  rm -f "$out"
+  [ "$rc" = 0 ]
+}
+
+# The unit tests need no cluster: they run beside the last phase's cluster create (it mostly waits
+# on the nodes' containers and the API server; the multi-node one, ~70 s, and its pod network test
+# cover most of the unit tests' ~2.5 min), without a phase's PROBEGATE_WORKERS (a unit test reads it).
+unit_tests() { env -u PROBEGATE_WORKERS go test -short -count=1 -timeout 20m ./...; }
+
+# unit_beside HEADING CMD... runs CMD with the unit tests beside it.
 unit_beside() {
-  local heading=$1 unit rc=0
+  local heading=$1
   shift
   phase "$heading, and beside it the unit tests (every package)"
-  unit=$(mktemp)
-  env -u PROBEGATE_WORKERS go test -short -count=1 -timeout 20m ./... >"$unit" 2>&1 &
-  local unitpid=$!
-  jobs_bg=("$unitpid")
-  "$@" || rc=1
-  wait "$unitpid" || rc=1
-  jobs_bg=()
-  echo "-- unit tests:"
-  cat "$unit"
-  rm -f "$unit"
-  [ "$rc" = 0 ]
+  beside "unit tests" unit_tests "$@"
+}
+
+# The integration tests' two lanes (one_node): every package but the CLI's, then the gRPC pair's
+# control | the CLI's tests but the StatefulSet rollouts, then the gRPC pair's good app.
+other_lane() {
+  go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... \
+    ./observers ./internal/lint ./reports/... ./internal/faults &&
+    go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^no-goaway$' ./internal/cli
+}
+cli_lane() {
+  go test -count=1 -timeout 40m -run 'Integration' -skip '^TestIntegration(GRPCGoaway|StatefulSetRollouts)$' ./internal/cli &&
+    go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^good$' ./internal/cli
 }
 
 # Every command of a phase takes the cluster's shape from PROBEGATE_WORKERS: a test that creates
@@ -132,26 +148,8 @@ one_node() {
   # ./internal/lint's TestIntegrationRealCorpus and TestIntegrationSARIFSchema need no cluster but
   # the Go module proxy (~35 s into an empty module cache, ~6 s warm); they fail when it cannot be
   # reached, unless PROBEGATE_OFFLINE=1.
-  local lane rc=0
-  lane=$(mktemp)
   phase "one-node: integration tests, two lanes (the CLI | every other package, then the gRPC pair's control)"
-  {
-    go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... \
-      ./observers ./internal/lint ./reports/... ./internal/faults &&
-      go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^no-goaway$' ./internal/cli
-  } >"$lane" 2>&1 &
-  local other=$!
-  jobs_bg=("$other")
-  {
-    go test -count=1 -timeout 40m -run 'Integration' -skip '^TestIntegration(GRPCGoaway|StatefulSetRollouts)$' ./internal/cli &&
-      go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^good$' ./internal/cli
-  } || rc=1
-  wait "$other" || rc=1
-  jobs_bg=()
-  echo "-- the other lane:"
-  cat "$lane"
-  rm -f "$lane"
-  [ "$rc" = 0 ]
+  beside "the other lane" other_lane cli_lane
   phase "one-node: the StatefulSet rollouts (good, then broken; each run two scenarios side by side)"
   go test -count=1 -timeout 40m -run '^TestIntegrationStatefulSetRollouts$' ./internal/cli
   if [ "$scenarios" = 1 ]; then

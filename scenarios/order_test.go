@@ -22,15 +22,14 @@ type turns struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	running int              // shared runs holding a turn
-	waiting map[int]int      // span (ms) → shared runs waiting with it
-	alone   bool             // a run that must be alone holds the cluster
-	first   time.Time        // when the first run asked for a turn
-	now     func() time.Time // time.Now, or a test's clock
+	running int         // shared runs holding a turn
+	waiting map[int]int // span (ms) → shared runs waiting with it
+	alone   bool        // a run that must be alone holds the cluster
+	first   time.Time   // when the first run asked for a turn
 }
 
 func newTurns(width int) *turns {
-	t := &turns{width: max(width, 1), settle: defaultSettle, waiting: map[int]int{}, now: time.Now}
+	t := &turns{width: max(width, 1), settle: defaultSettle, waiting: map[int]int{}}
 	t.cond = sync.NewCond(&t.mu)
 	return t
 }
@@ -38,7 +37,7 @@ func newTurns(width int) *turns {
 // started notes the first request for a turn and wakes the waiters once t.settle has passed.
 func (t *turns) started() {
 	if t.first.IsZero() {
-		t.first = t.now()
+		t.first = time.Now()
 		time.AfterFunc(t.settle, func() {
 			t.mu.Lock()
 			t.cond.Broadcast()
@@ -65,7 +64,7 @@ func (t *turns) shared(span time.Duration) (release func()) {
 	t.mu.Lock()
 	t.started()
 	t.waiting[ms]++
-	for t.alone || t.running >= t.width || ms < t.longest() || t.now().Sub(t.first) < t.settle {
+	for t.alone || t.running >= t.width || ms < t.longest() || time.Now().Sub(t.first) < t.settle {
 		t.cond.Wait()
 	}
 	t.waiting[ms]--
@@ -85,7 +84,7 @@ func (t *turns) shared(span time.Duration) (release func()) {
 func (t *turns) exclusive() (release func()) {
 	t.mu.Lock()
 	t.started()
-	for t.alone || t.running > 0 || t.longest() >= 0 || t.now().Sub(t.first) < t.settle {
+	for t.alone || t.running > 0 || t.longest() >= 0 || time.Now().Sub(t.first) < t.settle {
 		t.cond.Wait()
 	}
 	t.alone = true

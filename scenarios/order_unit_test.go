@@ -41,10 +41,9 @@ func TestTurnsOrder(t *testing.T) {
 	wg.Add(1)
 	go run("alone-1", 0, true) // asks first
 	time.Sleep(5 * time.Millisecond)
-	for i, s := range []int{10, 90, 30, 70, 50} {
+	for _, s := range []int{10, 90, 30, 70, 50} {
 		wg.Add(1)
 		go run(fmt.Sprintf("shared-%d", s), time.Duration(s)*time.Second, false)
-		_ = i
 	}
 	time.Sleep(5 * time.Millisecond)
 	wg.Add(1)

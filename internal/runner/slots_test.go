@@ -30,18 +30,7 @@ func TestSlotPool(t *testing.T) {
 	if b != 2 {
 		t.Fatalf("second slot = %d, want 2", b)
 	}
-	got := make(chan int)
-	go func() {
-		s, _ := p.Acquire(ctx)
-		got <- s
-	}()
-	select {
-	case s := <-got:
-		t.Fatalf("a third slot (%d) was handed out beyond Width 2", s)
-	case <-time.After(50 * time.Millisecond):
-	}
-	p.Release(a)
-	if s := <-got; s != 1 {
+	if s := acquireAfter(t, p, func() { p.Release(a) }, "beyond Width 2"); s != 1 {
 		t.Fatalf("after release got slot %d, want 1", s)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -49,6 +38,24 @@ func TestSlotPool(t *testing.T) {
 	if _, err := p.Acquire(cctx); err == nil {
 		t.Fatalf("Acquire on a cancelled context with no free slot succeeded")
 	}
+}
+
+// acquireAfter starts an Acquire on p that must wait (failing the test, saying the slot was handed
+// out how, when it does not), calls release, and returns the slot the Acquire then got.
+func acquireAfter(t *testing.T, p *slotPool, release func(), how string) int {
+	t.Helper()
+	got := make(chan int)
+	go func() {
+		s, _ := p.Acquire(context.Background())
+		got <- s
+	}()
+	select {
+	case s := <-got:
+		t.Fatalf("slot %d was handed out %s", s, how)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	return <-got
 }
 
 // Two processes sharing the cluster both see a slot free until one has created its Services; the
@@ -70,18 +77,7 @@ func TestSlotPoolLocksAcrossProcesses(t *testing.T) {
 	if err != nil || sb != 1 {
 		t.Fatalf("second process: slot %d, %v; want 1 (0 is locked by the first)", sb, err)
 	}
-	got := make(chan int)
-	go func() {
-		s, _ := b.Acquire(ctx)
-		got <- s
-	}()
-	select {
-	case s := <-got:
-		t.Fatalf("the second process took slot %d while both were held", s)
-	case <-time.After(50 * time.Millisecond):
-	}
-	a.Release(sa)
-	if s := <-got; s != 0 {
+	if s := acquireAfter(t, b, func() { a.Release(sa) }, "by the second process while both were held"); s != 0 {
 		t.Fatalf("after the first released slot 0 the second got %d", s)
 	}
 	if slotLockName("kind/a b") != "kind_a_b" || slotLockName("") != "cluster" {
