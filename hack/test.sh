@@ -19,10 +19,10 @@ scenarios=1
 [ "${PROBEGATE_SKIP_SCENARIOS:-0}" = 1 ] && scenarios=0
 last=${phases##* } # the unit tests run beside the last phase's cluster create
 
+first=${phases%% *} # lint runs beside the first phase's cluster create
+
 phase "host"
 hack/host-prep.sh
-phase "lint"
-make --no-print-directory lint
 phase "images"
 if [ -x hack/images.sh ]; then hack/images.sh; fi
 
@@ -109,12 +109,31 @@ beside() {
 # cover most of the unit tests' ~2.5 min), without a phase's PROBEGATE_WORKERS (a unit test reads it).
 unit_tests() { env -u PROBEGATE_WORKERS go test -short -count=1 -timeout 20m ./...; }
 
-# unit_beside HEADING CMD... runs CMD with the unit tests beside it.
-unit_beside() {
-  local heading=$1
-  shift
-  phase "$heading, and beside it the unit tests (every package)"
-  beside "unit tests" unit_tests "$@"
+# create_beside PHASE HEADING CMD... runs CMD, a phase's cluster create, with what runs beside it:
+# lint (gofmt, go vet) beside the first phase's, so a lint failure stops make test a minute in; the
+# unit tests beside the last phase's.
+create_beside() {
+  local p=$1 heading=$2 label=""
+  shift 2
+  [ "$p" = "$first" ] && label="lint"
+  [ "$p" = "$last" ] && label="${label:+$label, then }the unit tests (every package)"
+  if [ -z "$label" ]; then
+    phase "$heading"
+    "$@"
+    return
+  fi
+  side_phase=$p
+  phase "$heading, and beside it $label"
+  beside "$label" create_side "$@"
+}
+# create_side: the jobs beside side_phase's cluster create, one after the other.
+create_side() {
+  if [ "$side_phase" = "$first" ]; then
+    make --no-print-directory lint || return 1
+  fi
+  if [ "$side_phase" = "$last" ]; then
+    unit_tests
+  fi
 }
 
 # The integration tests' two lanes (one_node): every package but the CLI's, then the gRPC pair's
@@ -134,12 +153,7 @@ cli_lane() {
 one_node() {
   export PROBEGATE_WORKERS=0
   up=1
-  if [ "$last" = one-node ]; then
-    unit_beside "one-node: cluster lifecycle (delete, warm create)" lifecycle up
-  else
-    phase "one-node: cluster lifecycle (delete, warm create)"
-    lifecycle up
-  fi
+  create_beside one-node "one-node: cluster lifecycle (delete, warm create)" lifecycle up
   # Two lanes, each one scenario-sized job at a time, as the suite's two slots: the CLI's tests in
   # one, with the good app of the gRPC GOAWAY pair; every other package's integration tests in the
   # other (the fault injectors among them), then the pair's control, in its own output file printed
@@ -171,12 +185,7 @@ multi_node() {
   export PROBEGATE_WORKERS=2
   up=1
   local heading="multi-node: cluster lifecycle (delete, warm create with 2 workers), the pod network between nodes"
-  if [ "$last" = multi-node ]; then
-    unit_beside "$heading" multi_node_up
-  else
-    phase "$heading"
-    multi_node_up
-  fi
+  create_beside multi-node "$heading" multi_node_up
   if [ "$scenarios" = 1 ]; then
     if [ "${PROBEGATE_MULTINODE_GOOD:-0}" = 1 ]; then
       phase "multi-node: node and zone scenarios against the good target, and their rows"
