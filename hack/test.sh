@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command (`make test`): lint, then every test — unit and integration — against the real
+# The test command (`make test`): lint and every test — unit and integration — against the real
 # offline kind cluster, in two phases: one-node (every package's integration tests, the scenario
 # suite and the mutation matrix) and multi-node (the cluster recreated with two workers: the
 # multi-node cluster test, the node and zone scenarios and their rows). It prepares the host and
