@@ -20,13 +20,12 @@ import (
 
 // TestIntegrationMutationMatrix runs each row of mutations.yaml: the anti-pattern variant must
 // FAIL the named rule of the named scenario. A variant that passes means probegate cannot see the
-// mistake it embodies, which is a harness bug.
+// mistake it embodies, which is a harness bug. --feature picks rows by name ("mutation VARIANT ×
+// SCENARIO") as it picks the catalogue's scenarios: --feature=node-loss runs node-loss and its rows
+// (--labels=kind=scenario or kind=mutation keeps one of the two).
 func TestIntegrationMutationMatrix(t *testing.T) {
 	t.Parallel() // with the other of the suite and the matrix: one pool of the runner's slots
 	s := requireSuite(t)
-	if envCfg.FeatureRegex() != nil && !slices.Contains(envCfg.Labels()["kind"], "mutation") {
-		t.Skip("--feature selects catalogue scenarios; add --labels=kind=mutation to run the mutation matrix")
-	}
 	var feats []features.Feature
 	for _, mu := range s.matrix.Mutations {
 		sc, _ := s.cat.Get(mu.Scenario)
