@@ -137,14 +137,15 @@ create_side() {
 }
 
 # The integration tests' two lanes (one_node): every package but the CLI's, then the gRPC pair's
-# control | the CLI's tests but the StatefulSet rollouts, then the gRPC pair's good app.
+# control | the CLI's tests but the StatefulSet rollouts and the audited paths' controls (by hand:
+# internal/cli/audit_controls_integration_test.go), then the gRPC pair's good app.
 other_lane() {
   go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... \
     ./observers ./internal/lint ./reports/... ./internal/faults &&
     go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^no-goaway$' ./internal/cli
 }
 cli_lane() {
-  go test -count=1 -timeout 40m -run 'Integration' -skip '^TestIntegration(GRPCGoaway|StatefulSetRollouts)$' ./internal/cli &&
+  go test -count=1 -timeout 40m -run 'Integration' -skip '^TestIntegration(GRPCGoaway|StatefulSetRollouts|AuditControls)$' ./internal/cli &&
     go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^good$' ./internal/cli
 }
 

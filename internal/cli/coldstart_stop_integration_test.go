@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probegate/probegate/internal/testcluster"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
@@ -18,12 +17,7 @@ import (
 // judges the held boot and kills it: startup-not-killed must FAIL, with the kill as evidence. The
 // same app with its startup probe (fixtures/nodb/stop.target.yaml) PASSes (examples/README.md).
 func TestIntegrationColdStartStopModeFails(t *testing.T) {
-	testcluster.Require(t)
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := buildProbegate(t, root)
+	bin, root := clusterProbegate(t)
 	out := filepath.Join(t.TempDir(), "out")
 	code, stdout, stderr := runBuilt(t, bin, root, "run", "--target", filepath.Join("fixtures", "nodb", "no-startup-probe.target.yaml"),
 		"--scenario", "cold-start", "--out", out)

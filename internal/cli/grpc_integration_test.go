@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/probegate/probegate/internal/testcluster"
 	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
 )
@@ -17,12 +16,7 @@ import (
 // failed-requests-budget with UNAVAILABLE calls. Run together, the two go side by side, staggered,
 // so the pair costs one run's time; make test runs each in its own lane (-run .../good).
 func TestIntegrationGRPCGoaway(t *testing.T) {
-	testcluster.Require(t)
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := buildProbegate(t, root)
+	bin, root := clusterProbegate(t)
 	for _, tc := range []struct {
 		target string
 		code   int
@@ -83,12 +77,7 @@ func TestIntegrationGRPCGoaway(t *testing.T) {
 // calls it keeps taking on that connection must FAIL the rule with the pinned evidence (on the
 // cluster 2026-12-07: 29 calls, the first 2.022 s after the withdrawal). After the pair above, alone.
 func TestIntegrationGRPCPinnedWithdrawal(t *testing.T) {
-	testcluster.Require(t)
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := buildProbegate(t, root)
+	bin, root := clusterProbegate(t)
 	out := filepath.Join(t.TempDir(), "out")
 	code, stdout, stderr := runBuilt(t, bin, root, "run", "--target", filepath.Join("fixtures", "grpc", "good.target.yaml"),
 		"--scenario", filepath.Join("fixtures", "grpc", "stall-pinned.yaml"), "--out", out)

@@ -253,6 +253,18 @@ func toxicCount(apiURL string) (int, error) {
 	return len(toxics), nil
 }
 
+// clusterProbegate skips t without a cluster, else builds probegate (buildProbegate) and returns
+// it with the repository's root, the directory it runs in.
+func clusterProbegate(t *testing.T) (bin, root string) {
+	t.Helper()
+	testcluster.Require(t)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buildProbegate(t, root), root
+}
+
 // buildProbegate builds the probegate binary from the repository at root into a test directory,
 // for tests that run it as its own process (a signal, runs side by side).
 func buildProbegate(t *testing.T, root string) string {

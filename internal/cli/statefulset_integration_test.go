@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/probegate/probegate/internal/testcluster"
 	"github.com/probegate/probegate/internal/timeline"
 	"github.com/probegate/probegate/internal/verdict"
 	"github.com/probegate/probegate/reports"
@@ -29,12 +28,7 @@ import (
 // scenario at a time (--parallel 1) a run took three times as long (363 s against 116 s on
 // 2026-12-07: a StatefulSet's rollouts are mostly waiting), so the pair keeps both slots.
 func TestIntegrationStatefulSetRollouts(t *testing.T) {
-	testcluster.Require(t)
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := buildProbegate(t, root)
+	bin, root := clusterProbegate(t)
 	for _, tc := range []struct {
 		target string
 		code   int
