@@ -17,9 +17,8 @@ phases=${PROBEGATE_PHASES:-one-node multi-node}
 check_phases test PROBEGATE_PHASES "$phases"
 scenarios=1
 [ "${PROBEGATE_SKIP_SCENARIOS:-0}" = 1 ] && scenarios=0
-last=${phases##* } # the unit tests run beside the last phase's cluster create
-
 first=${phases%% *} # lint runs beside the first phase's cluster create
+last=${phases##* }  # the unit tests beside the last phase's
 
 phase "host"
 hack/host-prep.sh
@@ -109,31 +108,23 @@ beside() {
 # cover most of the unit tests' ~2.5 min), without a phase's PROBEGATE_WORKERS (a unit test reads it).
 unit_tests() { env -u PROBEGATE_WORKERS go test -short -count=1 -timeout 20m ./...; }
 
+run_lint() { make --no-print-directory lint; }
+lint_and_unit_tests() { run_lint && unit_tests; }
+
 # create_beside PHASE HEADING CMD... runs CMD, a phase's cluster create, with what runs beside it:
 # lint (gofmt, go vet) beside the first phase's, so a lint failure stops make test a minute in; the
-# unit tests beside the last phase's.
+# unit tests beside the last phase's (every phase is the first or the last).
 create_beside() {
-  local p=$1 heading=$2 label=""
+  local p=$1 heading=$2 label=lint bg=run_lint
   shift 2
-  [ "$p" = "$first" ] && label="lint"
-  [ "$p" = "$last" ] && label="${label:+$label, then }the unit tests (every package)"
-  if [ -z "$label" ]; then
-    phase "$heading"
-    "$@"
-    return
+  if [ "$p" = "$last" ]; then
+    label="the unit tests (every package)" bg=unit_tests
+    if [ "$p" = "$first" ]; then
+      label="lint, then $label" bg=lint_and_unit_tests
+    fi
   fi
-  side_phase=$p
   phase "$heading, and beside it $label"
-  beside "$label" create_side "$@"
-}
-# create_side: the jobs beside side_phase's cluster create, one after the other.
-create_side() {
-  if [ "$side_phase" = "$first" ]; then
-    make --no-print-directory lint || return 1
-  fi
-  if [ "$side_phase" = "$last" ]; then
-    unit_tests
-  fi
+  beside "$label" "$bg" "$@"
 }
 
 # The integration tests' two lanes (one_node): every package but the CLI's, then the gRPC pair's
