@@ -26,11 +26,11 @@ func TestDeleteNamespaceFreesTheSlotAtOnce(t *testing.T) {
 		nodePort("target", cluster.TargetNodePort(0)), nodePort("toxiproxy", cluster.ToxiproxyNodePort(0)))
 	r := &Runner{Conn: &cluster.Conn{Client: cs}}
 	pool := &slotPool{Client: cs, Slots: 1, TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort}
-	if slot, err := pool.try(context.Background()); err != nil || slot != -1 {
+	if slot, _, err := pool.try(context.Background()); err != nil || slot != -1 {
 		t.Fatalf("with the run's Services up, try = %d, %v; want no free slot", slot, err)
 	}
 	r.deleteNamespace(ns, slog.New(slog.DiscardHandler))
-	if slot, err := pool.try(context.Background()); err != nil || slot != 0 {
+	if slot, _, err := pool.try(context.Background()); err != nil || slot != 0 {
 		t.Fatalf("after the teardown, try = %d, %v; want slot 0 free", slot, err)
 	}
 	if _, err := cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); err == nil {

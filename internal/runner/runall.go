@@ -100,7 +100,8 @@ func (r *Runner) slots() *slotPool {
 		}
 		r.pool = &slotPool{Client: r.Conn.Client, Slots: slots, Width: r.width(),
 			TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort,
-			LockDir: filepath.Join(cluster.CacheDir(), "slots"), LockName: slotLockName(r.Conn.Name)}
+			LockDir: filepath.Join(cluster.CacheDir(), "slots"), LockName: slotLockName(r.Conn.Name),
+			Log: r.logger()}
 	})
 	return r.pool
 }

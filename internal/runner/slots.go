@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -33,6 +36,9 @@ type slotPool struct {
 	Poll time.Duration
 	// LockDir holds the slots' lock files, LockName-N.lock ("" for no lock files).
 	LockDir, LockName string
+	// Log hears, while Acquire waits on slots held outside this pool, who holds them (each time
+	// that changes); nil for silence.
+	Log *slog.Logger
 
 	mu      sync.Mutex
 	claimed map[int]*os.File // a claimed slot's lock file (nil without LockDir)
@@ -44,53 +50,82 @@ func (p *slotPool) Acquire(ctx context.Context) (int, error) {
 	if poll == 0 {
 		poll = 2 * time.Second
 	}
+	said := ""
 	for {
-		slot, err := p.try(ctx)
+		slot, held, err := p.try(ctx)
 		if err != nil || slot >= 0 {
 			return slot, err
 		}
+		if held != "" && held != said && p.Log != nil {
+			p.Log.Info("waiting for a free port slot: every slot this run may take is held outside it", "held-by", held)
+		}
+		said = held
 		if pause.For(ctx, poll) != nil {
+			if held != "" {
+				return 0, fmt.Errorf("wait for a free port slot (held by %s): %w", held, context.Cause(ctx))
+			}
 			return 0, fmt.Errorf("wait for a free port slot: %w", context.Cause(ctx))
 		}
 	}
 }
 
-func (p *slotPool) try(ctx context.Context) (int, error) {
+// try claims a free slot (-1 when none is). When none is and this pool is below Width, held says
+// who holds the slots: the namespaces whose Services use their NodePorts, and the slots whose
+// lock another process on this host has.
+func (p *slotPool) try(ctx context.Context) (slot int, held string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.claimed == nil {
 		p.claimed = map[int]*os.File{}
 	}
 	if p.Width > 0 && len(p.claimed) >= p.Width {
-		return -1, nil
+		return -1, "", nil
 	}
-	used := map[int32]bool{}
+	used := map[int32]string{} // NodePort → the namespace of the Service using it
 	if p.Client != nil {
 		svcs, err := p.Client.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return 0, fmt.Errorf("find a free port slot: list services: %w", err)
+			return 0, "", fmt.Errorf("find a free port slot: list services: %w", err)
 		}
 		for _, s := range svcs.Items {
 			for _, port := range s.Spec.Ports {
-				used[port.NodePort] = true
+				if port.NodePort != 0 {
+					used[port.NodePort] = s.Namespace
+				}
 			}
 		}
 	}
+	var holders []string
+	locked := 0
 	for slot := 0; slot < p.Slots; slot++ {
-		if _, mine := p.claimed[slot]; mine || used[p.TargetPort(slot)] || used[p.ToxiproxyPort(slot)] {
+		if _, mine := p.claimed[slot]; mine {
+			continue
+		}
+		ns, inUse := used[p.TargetPort(slot)]
+		if !inUse {
+			ns, inUse = used[p.ToxiproxyPort(slot)]
+		}
+		if inUse {
+			holders = append(holders, "namespace "+ns)
 			continue
 		}
 		f, err := p.lock(slot)
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		if f == nil && p.LockDir != "" {
-			continue // another process on this host holds it
+			locked++ // another process on this host holds it
+			continue
 		}
 		p.claimed[slot] = f
-		return slot, nil
+		return slot, "", nil
 	}
-	return -1, nil
+	slices.Sort(holders)
+	holders = slices.Compact(holders)
+	if locked > 0 {
+		holders = append(holders, fmt.Sprintf("another probegate on this host (%d slot lock(s))", locked))
+	}
+	return -1, strings.Join(holders, ", "), nil
 }
 
 // lock takes slot's lock file without waiting: the open file while held, nil when another process

@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +101,34 @@ func TestSlotPoolWithoutUsableLockDir(t *testing.T) {
 		if s, err := p.Acquire(context.Background()); err != nil || s != want {
 			t.Fatalf("slot %d, %v; want %d with the locks off", s, err, want)
 		}
+	}
+}
+
+// A wait on slots held outside the pool says who holds them, once each time that changes, and the
+// error of a wait given up names them too.
+func TestSlotPoolSaysWhoHolds(t *testing.T) {
+	svc := func(ns string, port int32) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "target", Namespace: ns},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, NodePort: port}}}}
+	}
+	var logged bytes.Buffer
+	p := &slotPool{Client: fake.NewClientset(svc("pg-left-over", cluster.TargetNodePort(0)), svc("pg-other", cluster.ToxiproxyNodePort(1))),
+		Slots: 2, Width: 1, Poll: 5 * time.Millisecond, TargetPort: cluster.TargetNodePort, ToxiproxyPort: cluster.ToxiproxyNodePort,
+		Log: slog.New(slog.NewTextHandler(&logged, nil))}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := p.Acquire(ctx)
+	if err == nil {
+		t.Fatal("Acquire got a slot though both are held on the cluster")
+	}
+	const held = "namespace pg-left-over, namespace pg-other"
+	if !strings.Contains(err.Error(), held) {
+		t.Errorf("the error %q does not name who holds the slots (%s)", err, held)
+	}
+	if n := strings.Count(logged.String(), "waiting for a free port slot"); n != 1 {
+		t.Errorf("the wait was logged %d times, want once (the holders did not change):\n%s", n, logged.String())
+	}
+	if !strings.Contains(logged.String(), held) {
+		t.Errorf("the log does not name who holds the slots:\n%s", logged.String())
 	}
 }
