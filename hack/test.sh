@@ -128,16 +128,20 @@ create_beside() {
 }
 
 # The integration tests' two lanes (one_node): every package but the CLI's, then the gRPC pair's
-# control | the CLI's tests but the StatefulSet rollouts and the audited paths' controls (by hand:
-# internal/cli/audit_controls_integration_test.go), then the gRPC pair's good app.
+# control, then the audited paths' controls N2 and N5 | the CLI's tests but the StatefulSet rollouts
+# and the audited paths' controls, then the gRPC pair's good app, then the controls N1 and N11
+# (internal/cli/audit_controls_integration_test.go; N16, lint --confirm, is run by hand). The
+# controls are split so the lanes end about together (N2 ~170 s, N5 ~65 s | N1 ~100 s, N11 ~95 s).
 other_lane() {
   go test -count=1 -timeout 40m -p 1 -run 'Integration' ./internal/cluster ./internal/deploy ./fixtures/... \
     ./observers ./internal/lint ./reports/... ./internal/faults &&
-    go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^no-goaway$' ./internal/cli
+    go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^no-goaway$' ./internal/cli &&
+    go test -count=1 -timeout 40m -run '^TestIntegrationAuditControls$/^N(2|5)-' ./internal/cli
 }
 cli_lane() {
   go test -count=1 -timeout 40m -run 'Integration' -skip '^TestIntegration(GRPCGoaway|StatefulSetRollouts|AuditControls)$' ./internal/cli &&
-    go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^good$' ./internal/cli
+    go test -count=1 -timeout 40m -run '^TestIntegrationGRPCGoaway$/^good$' ./internal/cli &&
+    go test -count=1 -timeout 40m -run '^TestIntegrationAuditControls$/^N(1|11)-' ./internal/cli
 }
 
 # Every command of a phase takes the cluster's shape from PROBEGATE_WORKERS: a test that creates

@@ -42,16 +42,18 @@ type wantVerdict struct {
 var auditControls = []auditControl{
 	{
 		// N1: process-freeze PASSed a pod that never came back after its liveness restart.
-		name: "N1-boot-lock-process-freeze",
-		args: []string{"run", "--target", "fixtures/nodb/boot-lock.target.yaml", "--scenario", "process-freeze"},
-		code: ExitFail,
-		want: []wantVerdict{{rule: "recovery-within", status: verdict.Fail, note: "not recovered by"}},
+		name:       "N1-boot-lock-process-freeze",
+		inMakeTest: true,
+		args:       []string{"run", "--target", "fixtures/nodb/boot-lock.target.yaml", "--scenario", "process-freeze"},
+		code:       ExitFail,
+		want:       []wantVerdict{{rule: "recovery-within", status: verdict.Fail, note: "not recovered by"}},
 	},
 	{
 		// N2: cold-start PASSed a rollout whose new pods never came up.
-		name: "N2-join-stuck-cold-start",
-		args: []string{"run", "--target", "fixtures/nodb/join-stuck.target.yaml", "--scenario", "cold-start"},
-		code: ExitFail,
+		name:       "N2-join-stuck-cold-start",
+		inMakeTest: true,
+		args:       []string{"run", "--target", "fixtures/nodb/join-stuck.target.yaml", "--scenario", "cold-start"},
+		code:       ExitFail,
 		want: []wantVerdict{
 			{rule: "recovery-within", status: verdict.Fail, note: "rollout not complete"},
 			{rule: "startup-not-killed", status: verdict.Fail},
@@ -59,14 +61,16 @@ var auditControls = []auditControl{
 	},
 	{
 		// N5: the one-shot recovery bound grew with the recovery it judged.
-		name: "N5-join-slow-pod-delete-under-load",
-		args: []string{"run", "--target", "fixtures/nodb/join-slow.target.yaml", "--scenario", "pod-delete-under-load"},
-		code: ExitFail,
-		want: []wantVerdict{{rule: "recovery-within", status: verdict.Fail, note: "(LATE)"}},
+		name:       "N5-join-slow-pod-delete-under-load",
+		inMakeTest: true,
+		args:       []string{"run", "--target", "fixtures/nodb/join-slow.target.yaml", "--scenario", "pod-delete-under-load"},
+		code:       ExitFail,
+		want:       []wantVerdict{{rule: "recovery-within", status: verdict.Fail, note: "(LATE)"}},
 	},
 	{
 		// N11: a database fault on a proxy the app does not go through confirmed itself.
 		name:            "N11-bypass-db-outage",
+		inMakeTest:      true,
 		args:            []string{"run", "--target", "fixtures/statefulset/bypass.target.yaml", "--scenario", "db-outage"},
 		code:            ExitInconclusive,
 		allInconclusive: true,
