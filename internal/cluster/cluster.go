@@ -387,7 +387,8 @@ func (c *Cluster) Client() (kubernetes.Interface, error) {
 	return cs, nil
 }
 
-// LoadImages copies local docker images into the node's containerd (skipping ones already there).
+// LoadImages copies local docker images into the nodes' containerd, skipping one every node already
+// holds with the same image ID (heldOnNodes).
 // probegate's own bundled images are brought up to date first, once per process, by hack/images.sh
 // from the source this binary carries (cached by content: a second of hashing when current; built
 // when missing or when this binary's target source differs from the one they were built from). A
@@ -405,10 +406,12 @@ func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
 		}
 	}
 	var unbuilt []string
+	ids := map[string]string{}
 	for _, img := range images {
-		_, err := runCmd(ctx, nil, "docker", "image", "inspect", img)
+		out, err := runCmd(ctx, nil, "docker", "image", "inspect", "-f", "{{.Id}}", img)
 		switch {
 		case err == nil:
+			ids[img] = strings.TrimSpace(string(out))
 		case !strings.Contains(strings.ToLower(err.Error()), "no such image"):
 			return fmt.Errorf("look up image %s in the local Docker daemon: %w", img, err)
 		case strings.HasPrefix(img, "probegate/"):
@@ -425,7 +428,12 @@ func (c *Cluster) LoadImages(ctx context.Context, images ...string) error {
 	case refresh.err != nil:
 		c.logger().Warn("could not bring the bundled images up to date; using the ones built before", "err", refresh.err)
 	}
+	held := c.heldOnNodes(ctx, ids)
 	for _, img := range images {
+		if held[img] {
+			c.logger().Debug("image already on every node", "image", img, "id", ids[img])
+			continue
+		}
 		if _, err := runCmd(ctx, nil, c.kind, "load", "docker-image", "--name", c.Name, img); err != nil {
 			return fmt.Errorf("load image %s into cluster %q: %w", img, c.Name, err)
 		}
