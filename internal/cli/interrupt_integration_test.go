@@ -265,17 +265,35 @@ func clusterProbegate(t *testing.T) (bin, root string) {
 	return buildProbegate(t, root), root
 }
 
-// buildProbegate builds the probegate binary from the repository at root into a test directory,
-// for tests that run it as its own process (a signal, runs side by side).
+// buildProbegate builds the probegate binary from the repository at root, once per test process
+// (each build links anew: 10 s and more on a busy host), for tests that run it as its own process
+// (a signal, runs side by side). TestMain removes it.
 func buildProbegate(t *testing.T, root string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "probegate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/probegate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build probegate: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "probegate-bin-"); built.err != nil {
+			return
+		}
+		bin := filepath.Join(built.dir, "probegate")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/probegate")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build probegate: %v\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+// built is the binary buildProbegate built for this test process.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
 }
 
 // runBuilt runs the built probegate bin in root with args and returns its exit code and output; it

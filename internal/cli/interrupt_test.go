@@ -21,7 +21,11 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv(mainEnv); args != "" {
 		os.Exit(Main(strings.Split(args, "\x1f")))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // hangingAPIServer accepts connections on loopback and never answers, like an API server that has
