@@ -71,7 +71,7 @@ func waitRoute(ctx context.Context, u, host string, timeout time.Duration) error
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
-	last := errors.New("no answer")
+	last, answered := errors.New("no answer"), false
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
@@ -86,8 +86,9 @@ func waitRoute(ctx context.Context, u, host string, timeout time.Duration) error
 			if resp.StatusCode < 400 {
 				return nil
 			}
-			last = fmt.Errorf("status %d", resp.StatusCode)
-		} else {
+			last, answered = fmt.Errorf("status %d", resp.StatusCode), true
+		} else if ctx.Err() == nil || !answered {
+			// A request cut by the wait's own deadline says less than the answer before it.
 			last = err
 		}
 		select {

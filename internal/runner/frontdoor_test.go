@@ -101,4 +101,21 @@ func TestWaitRoute(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `did not answer below 400 within 1s: status 404`) {
 		t.Errorf("err = %v", err)
 	}
+	// A request still unanswered when the wait ends says less than the answer before it (under a
+	// loaded host the last poll is often cut by the deadline).
+	var slow atomic.Int32
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slow.Add(1) > 1 {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		}
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer stuck.Close()
+	err = waitRoute(context.Background(), stuck.URL+"/work", "", 1200*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), `within 1.2s: status 404`) {
+		t.Errorf("cut by the deadline: err = %v", err)
+	}
 }
