@@ -99,7 +99,9 @@ func TestGRPCHealthLoadPacedAndRecorded(t *testing.T) {
 	if rep.Sent != 200 || rep.Recorded != 200 || len(reqs) != 200 || rep.OK != 200 {
 		t.Fatalf("sent %d, recorded %d, lines %d, ok %d; want 200 each", rep.Sent, rep.Recorded, len(reqs), rep.OK)
 	}
-	if rep.Achieved < 95 || rep.Achieved > 105 || rep.Duration < 1990*time.Millisecond || rep.Duration > 2100*time.Millisecond {
+	// The bounds leave a loaded host (CI runs the unit tests beside a cluster's create) a tenth of
+	// the rate and a few calls spilling past the 2 s: the pacing is still shown.
+	if rep.Achieved < 85 || rep.Achieved > 105 || rep.Duration < 1990*time.Millisecond || rep.Duration > 2300*time.Millisecond {
 		t.Fatalf("achieved %.1f/s over %v; want 100/s over 2 s", rep.Achieved, rep.Duration)
 	}
 	if rep.Method != HealthCheckMethod || rep.Codes["OK"] != 200 || rep.ByPod["pod-a"] != 200 {
@@ -115,7 +117,7 @@ func TestGRPCHealthLoadPacedAndRecorded(t *testing.T) {
 		}
 		perSecond[min(q.Start.Sub(rep.Start)/time.Second, 2)]++
 	}
-	if perSecond[0] < 95 || perSecond[1] < 95 || perSecond[2] > 2 {
+	if perSecond[0] < 90 || perSecond[1] < 90 || perSecond[2] > 10 {
 		t.Fatalf("calls started per second: %v; want about 100, 100, 0", perSecond)
 	}
 	if len(rep.Conns) != 1 {
@@ -134,17 +136,20 @@ func TestGRPCHealthLoadPacedAndRecorded(t *testing.T) {
 	if rep.Reused != 199 {
 		t.Fatalf("reused %d; want 199 (every call but the connection's first)", rep.Reused)
 	}
-	windows := 0
+	var windows []timeline.LoadWindow
 	for _, e := range tl.Entries() {
 		if e.Kind == timeline.KindLoad {
-			windows++
-			if e.Load.Sent < 95 || e.Load.OK != e.Load.Sent {
-				t.Fatalf("window %+v", *e.Load)
-			}
+			windows = append(windows, *e.Load)
 		}
 	}
-	if windows != 2 || rep.Windows != 2 {
-		t.Fatalf("%d windows on the timeline, report says %d; want 2", windows, rep.Windows)
+	// Two full windows, and a third only for the few calls a late start pushed past 2 s.
+	if n := len(windows); n < 2 || n > 3 || rep.Windows != n || n == 3 && windows[2].Sent > 10 {
+		t.Fatalf("windows on the timeline %+v, report says %d; want 2 (a third of a few late calls at most)", windows, rep.Windows)
+	}
+	for i, w := range windows {
+		if w.OK != w.Sent || i < 2 && w.Sent < 90 {
+			t.Fatalf("window %d %+v", i, w)
+		}
 	}
 }
 
