@@ -448,6 +448,7 @@ func TestCountsTallyWhileRunningAndMatchTheReport(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	began := time.Now()
 	l, err := Start(context.Background(), Config{URL: srv.URL, Rate: 100, Duration: 2 * time.Second, Timeline: timeline.New(time.Now())})
 	if err != nil {
 		t.Fatal(err)
@@ -457,8 +458,10 @@ func TestCountsTallyWhileRunningAndMatchTheReport(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	mid := l.Counts()
-	// About 100 issued by now; every completed one took at least 20 ms.
-	if mid.Sent < 80 || mid.Sent > 120 || mid.Completed == 0 || mid.Completed > mid.Sent ||
+	most := uint64(100*time.Since(began).Seconds()) + 5
+	// About 100 issued by now (no more than 100/s since the start, however late a loaded host woke
+	// the sleep); every completed one took at least 20 ms.
+	if mid.Sent < 50 || mid.Sent > most || mid.Completed == 0 || mid.Completed > mid.Sent ||
 		mid.OK >= mid.Completed || mid.Latency < time.Duration(mid.Completed)*20*time.Millisecond {
 		t.Fatalf("counts after 1s = %+v", mid)
 	}

@@ -134,7 +134,19 @@ func TestStopFlushesHeldRemovals(t *testing.T) {
 	r := newRig(t, Options{Service: "web", MoveWindow: time.Hour}, slice("web-a", ep("p1", "10.0.0.1", nil, nil, nil)))
 	endpointsWhen(r, 1)
 	updateSlice(t, r, slice("web-a"))
-	time.Sleep(100 * time.Millisecond)
+	// Until the observer holds the removal (a fixed sleep lost the update on a loaded host).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		x := r.obs.endpoints
+		x.mu.Lock()
+		held := len(x.pending)
+		x.mu.Unlock()
+		if held == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the removal never reached the observer (%d held)", held)
+		}
+	}
 	if n := len(r.tl.Filter(timeline.KindEndpoint)); n != 1 {
 		t.Fatalf("removal written before MoveWindow: %d entries", n)
 	}
