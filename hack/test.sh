@@ -10,6 +10,11 @@
 # multi-node alone). PROBEGATE_SKIP_SCENARIOS=1 leaves out the scenario runs of both phases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# -trimpath keeps the checkout's directory out of the build cache's keys: CI's clean clone (a new
+# directory each time) then reuses what an earlier run compiled instead of compiling every package
+# of the project again (without it, lint and the unit tests each took 1.5–3 min of compiling on
+# 2026-12-08 in a new worktree, against about a minute in the same one).
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
 # Each phase heading says how long the test command has run so far (the CI budget is in minutes).
 phase() { printf '== %s (at %dm%02ds)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
 phases=${PROBEGATE_PHASES:-one-node multi-node}
