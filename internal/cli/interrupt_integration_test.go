@@ -274,26 +274,23 @@ func buildProbegate(t *testing.T, root string) string {
 		if built.dir, built.err = os.MkdirTemp("", "probegate-bin-"); built.err != nil {
 			return
 		}
-		bin := filepath.Join(built.dir, "probegate")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/probegate")
+		build := exec.Command("go", "build", "-o", filepath.Join(built.dir, "probegate"), "./cmd/probegate")
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
 			built.err = fmt.Errorf("build probegate: %v\n%s", err, out)
-			return
 		}
-		built.bin = bin
 	})
 	if built.err != nil {
 		t.Fatal(built.err)
 	}
-	return built.bin
+	return filepath.Join(built.dir, "probegate")
 }
 
-// built is the binary buildProbegate built for this test process.
+// built is the directory of the binary buildProbegate built for this test process.
 var built struct {
-	once     sync.Once
-	dir, bin string
-	err      error
+	once sync.Once
+	dir  string
+	err  error
 }
 
 // runBuilt runs the built probegate bin in root with args and returns its exit code and output; it

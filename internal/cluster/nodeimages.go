@@ -14,26 +14,26 @@ import (
 // which is Docker's image ID. Anything it cannot read (no node known, an index, an error) counts
 // as not held.
 func (c *Cluster) heldOnNodes(ctx context.Context, images map[string]string) map[string]bool {
-	held := map[string]bool{}
-	if len(c.Nodes) == 0 {
-		return held
-	}
+	refs := map[string]string{} // the images still held on every node read so far → containerd's reference
 	for img, id := range images {
-		if _, ok := containerdRef(img); ok && id != "" {
-			held[img] = true
+		if full, ok := containerdRef(img); ok && id != "" && len(c.Nodes) > 0 {
+			refs[img] = full
 		}
 	}
 	for _, node := range c.Nodes {
 		list, err := c.NodeExecOn(ctx, node, "ctr", "-n", "k8s.io", "images", "ls")
 		if err != nil {
-			return map[string]bool{}
+			return nil
 		}
-		for img := range held {
-			full, _ := containerdRef(img)
+		for img, full := range refs {
 			if !c.holds(ctx, node, listedDigest(string(list), full), images[img]) {
-				delete(held, img)
+				delete(refs, img)
 			}
 		}
+	}
+	held := map[string]bool{}
+	for img := range refs {
+		held[img] = true
 	}
 	return held
 }
